@@ -1,0 +1,1 @@
+"""``droidretriever up | down | status``: the embedded local stack."""

@@ -1,0 +1,278 @@
+"""Settings: environment (``DROIDRETRIEVER_*``, nested with ``__``) over an optional TOML file.
+
+Precedence, highest first: explicit keyword arguments, environment variables,
+the TOML file (``$DROIDRETRIEVER_CONFIG`` or ``./droidretriever.toml``),
+defaults. Example::
+
+    DROIDRETRIEVER_REDIS__URL=redis://10.0.0.5:6379/0
+    DROIDRETRIEVER_LLM__NAVIGATOR__BASE_URL=http://vllm:8000/v1
+
+    # droidretriever.toml
+    [budgets]
+    steps_per_subtask = 20
+
+Invalid settings raise :class:`ConfigError` naming the setting (as the
+environment variable a person would set) and the fix. Nothing here reads a
+module-global: call :func:`load_settings` and pass the result down.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from droidretriever.errors import ConfigError
+
+__all__ = [
+    "ENV_PREFIX",
+    "BudgetSettings",
+    "LLMEndpoint",
+    "LLMSettings",
+    "LatencyProfile",
+    "PrefectSettings",
+    "RedisSettings",
+    "S3Settings",
+    "Settings",
+    "SimSettings",
+    "config_file_path",
+    "load_settings",
+]
+
+ENV_PREFIX = "DROIDRETRIEVER_"
+_NESTED = "__"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RedisSettings(_Section):
+    """Broker, live run state and the device registry."""
+
+    url: str = "redis://127.0.0.1:6390/0"
+
+    @field_validator("url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @property
+    def port(self) -> int:
+        from urllib.parse import urlparse
+
+        return urlparse(self.url).port or 6379
+
+    @property
+    def host(self) -> str:
+        from urllib.parse import urlparse
+
+        return urlparse(self.url).hostname or "127.0.0.1"
+
+
+class S3Settings(_Section):
+    """Object store: SeaweedFS locally, MinIO in production; same code."""
+
+    endpoint: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8333")
+    bucket: str = Field(default="droidretriever", min_length=3, max_length=63)
+    access_key: str = "droidretriever"
+    secret_key: SecretStr = SecretStr("droidretriever-local-secret")
+    region: str = "us-east-1"
+    retries: int = Field(default=3, ge=0, le=10)
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket_name(cls, value: str) -> str:
+        if value != value.lower() or "_" in value:
+            raise ValueError("S3 bucket names are lower case, digits, '-' and '.'")
+        return value
+
+    @property
+    def secure(self) -> bool:
+        return self.endpoint.scheme == "https"
+
+    @property
+    def host_port(self) -> str:
+        return f"{self.endpoint.host}:{self.endpoint.port}"
+
+
+class PrefectSettings(_Section):
+    api_url: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:4200/api")
+
+    @property
+    def port(self) -> int:
+        return self.api_url.port or 4200
+
+
+class LLMEndpoint(_Section):
+    """One model role. An empty ``base_url`` means the role has no model (not faked)."""
+
+    base_url: AnyHttpUrl | None = None
+    model: str = ""
+    api_key: SecretStr = SecretStr("EMPTY")  # vLLM accepts any key unless started with one
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=1024, gt=0, le=32768)
+    locality: Literal["local", "cloud"] = "local"  # cloud = redact before sending
+    vision: bool = False  # send the screenshot too
+
+    @property
+    def configured(self) -> bool:
+        return self.base_url is not None and bool(self.model)
+
+
+class LLMSettings(_Section):
+    """The four roles of DroidRetriever (LLM1-LLM4), each its own endpoint."""
+
+    decomposer: LLMEndpoint = LLMEndpoint()
+    navigator: LLMEndpoint = LLMEndpoint()
+    evaluator: LLMEndpoint = LLMEndpoint()
+    synthesizer: LLMEndpoint = LLMEndpoint()
+    transcriber: LLMEndpoint = LLMEndpoint()  # /v1/audio/transcriptions (Whisper, SenseVoice)
+
+
+class BudgetSettings(_Section):
+    steps_per_subtask: int = Field(default=20, gt=0, le=200)
+    retries: int = Field(default=3, ge=1, le=10)  # tries per sub-task, reflection between
+    browsing_limit: int = Field(default=3, ge=1, le=20)
+    swipes_per_capture: int = Field(default=4, ge=0, le=20)
+    swipe_fraction: float = Field(default=0.67, gt=0.1, le=0.95)
+    confirm_window_s: float = Field(default=0.0, ge=0.0, le=10.0)
+    pause_timeout_s: float = Field(default=600.0, gt=0)
+    grounding_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+
+
+class LatencyProfile(StrEnum):
+    ZERO = "zero"
+    REALISTIC = "realistic"
+
+
+class SimSettings(_Section):
+    """Virtual phones (device_farm/sim)."""
+
+    host: str = "127.0.0.1"
+    adb_port: int = Field(default=15037, gt=0, lt=65536)  # not 5037: leave real adb alone
+    phones: int = Field(default=2, ge=1, le=64)
+    seed: int = 7
+    latency: LatencyProfile = LatencyProfile.ZERO
+
+
+class Settings(BaseSettings):
+    """Everything DroidRetriever reads from its environment."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=_NESTED,
+        extra="forbid",
+        frozen=True,
+    )
+
+    state_dir: Path = Path.home() / ".droidretriever"
+    redis: RedisSettings = RedisSettings()
+    s3: S3Settings = S3Settings()
+    prefect: PrefectSettings = PrefectSettings()
+    llm: LLMSettings = LLMSettings()
+    budgets: BudgetSettings = BudgetSettings()
+    sim: SimSettings = SimSettings()
+    api_token: SecretStr | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file_path()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.state_dir / "spool"
+
+
+def config_file_path() -> Path | None:
+    """The TOML file in force: ``$DROIDRETRIEVER_CONFIG``, else ``./droidretriever.toml`` if present."""
+    explicit = os.environ.get(f"{ENV_PREFIX}CONFIG")
+    if explicit:
+        return Path(explicit)
+    default = Path("droidretriever.toml")
+    return default if default.is_file() else None
+
+
+def _env_name(loc: tuple[int | str, ...]) -> str:
+    parts = [str(p) for p in loc if not isinstance(p, int)]
+    return ENV_PREFIX + _NESTED.join(p.upper() for p in parts)
+
+
+def _toml_name(loc: tuple[int | str, ...]) -> str:
+    parts = [str(p) for p in loc if not isinstance(p, int)]
+    if len(parts) == 1:
+        return parts[0]
+    return f"[{'.'.join(parts[:-1])}] {parts[-1]}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings, or raise :class:`ConfigError` listing every bad one and its fix."""
+    path = config_file_path()
+    if path is not None and not path.is_file():
+        raise ConfigError(
+            f"config file {path} does not exist",
+            hint=f"create it, or unset {ENV_PREFIX}CONFIG to use defaults and the environment",
+        )
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            given = err.get("input")
+            shown = "" if isinstance(given, dict) else f" (got {given!r})"
+            if err["type"] == "extra_forbidden":
+                lines.append(
+                    f"  {_env_name(loc)}: unknown setting{shown}; check the spelling "
+                    "against docs/configuration.md"
+                )
+                continue
+            lines.append(
+                f"  {_env_name(loc)}: {err['msg']}{shown}; fix it in the environment "
+                f"or in {path or 'droidretriever.toml'} as {_toml_name(loc)}"
+            )
+        raise ConfigError(
+            "invalid settings:\n" + "\n".join(lines),
+            hint="see docs/configuration.md for every setting and its default",
+        ) from exc
+    except (OSError, ValueError) as exc:  # unreadable or malformed TOML
+        raise ConfigError(
+            f"cannot read config file {path}: {exc}",
+            hint="fix the TOML syntax or point DROIDRETRIEVER_CONFIG elsewhere",
+        ) from exc
