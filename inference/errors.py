@@ -1,0 +1,99 @@
+"""Errors raised by the inference layer (perception, LLM roles, ASR).
+
+    DroidRetrieverError                    droidretriever.errors
+     +-- InferenceError                    any inference failure
+          +-- PerceptionError              a screen could not be understood
+          |    +-- HierarchyError          malformed or unreadable uiautomator dump
+          |    +-- ScreenshotError         screenshot bytes are not a readable image
+          |    +-- BackendUnavailableError an optional backend (gpu extra, model file) is missing
+          |    +-- OcrError                the OCR engine failed on an image
+          |    +-- DetectorError           the UI detector failed or its model is unusable
+          |    +-- GroundingError          an element id / text / quote matches nothing on screen
+          +-- LLMError                     a model role (LLM1-LLM4) failed
+          |    +-- LLMUnavailable          the endpoint refused or dropped the connection, or 5xx / 429
+          |    |    +-- LLMTimeout         no answer within the endpoint's timeout_s
+          |    +-- LLMRequestError         the endpoint answered 4xx: wrong model name, key, request
+          |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round
+          +-- RouteMemoryError             stored routes are unreadable (corrupt JSON, wrong shape)
+
+Adapters translate foreign exceptions (lxml, onnxruntime, rapidocr, PIL) once,
+at the boundary, and re-raise ``from exc``. Every message names the device and
+step when it has them, and the hint says what to do.
+"""
+
+from __future__ import annotations
+
+from droidretriever.errors import DroidRetrieverError
+
+__all__ = [
+    "BackendUnavailableError",
+    "DetectorError",
+    "GroundingError",
+    "HierarchyError",
+    "InferenceError",
+    "LLMError",
+    "LLMOutputError",
+    "LLMRequestError",
+    "LLMTimeout",
+    "LLMUnavailable",
+    "OcrError",
+    "PerceptionError",
+    "RouteMemoryError",
+    "ScreenshotError",
+]
+
+
+class InferenceError(DroidRetrieverError):
+    """Root of the inference layer's errors."""
+
+
+class PerceptionError(InferenceError):
+    """A screen could not be turned into elements."""
+
+
+class HierarchyError(PerceptionError):
+    """The uiautomator XML is malformed, empty or has unreadable bounds."""
+
+
+class ScreenshotError(PerceptionError):
+    """The screenshot bytes could not be decoded as an image."""
+
+
+class BackendUnavailableError(PerceptionError):
+    """An optional backend is not installed or its model file is missing."""
+
+
+class OcrError(PerceptionError):
+    """The OCR engine failed while reading an image."""
+
+
+class DetectorError(PerceptionError):
+    """The UI element detector failed, or its model has an unexpected shape."""
+
+
+class GroundingError(PerceptionError):
+    """Nothing on the screen matches the element id, text or quote asked for."""
+
+
+class LLMError(InferenceError):
+    """A model role failed; callers fall back to rules or to a person."""
+
+
+class LLMUnavailable(LLMError):  # noqa: N818 -- the name callers were promised (issue 6)
+    """The endpoint could not be reached, or it answered 5xx / 429."""
+
+
+class LLMTimeout(LLMUnavailable):
+    """The endpoint gave no answer within the role's ``timeout_s``."""
+
+
+class LLMRequestError(LLMError):
+    """The endpoint refused the request (4xx): model name, API key or request shape."""
+
+
+class LLMOutputError(LLMError):
+    """The model's answer did not fit its schema, even after one repair round."""
+
+
+class RouteMemoryError(InferenceError):
+    """Stored routes could not be read back (corrupt or foreign JSON)."""

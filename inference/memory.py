@@ -1,0 +1,312 @@
+"""Route memory: routes that reached the target before, replayed with a screen check.
+
+MobileSteward keeps a Task Guideline Memory of successful executions and
+retrieves the top-3 by BM25 over the task text; this is that memory for one
+app at a time. A :class:`Route` is a list of steps, each an action plus what
+the screen looked like when it was taken (fingerprint and anchor texts) and
+the target element described by its label / resource id rather than by an id
+that changes between runs. The search term a route typed is stored as a slot,
+so a route learnt for "Big Mac" replays for "McFlurry".
+
+Routes live in an object store under ``memory/routes/<package>.json``, through
+the two-method :class:`BlobStore` protocol (the storage layer's ObjectStore
+fits it). :class:`RouteReplay` is what the navigation loop calls each step: it
+returns the next action when the screen matches the step, or ``None`` to hand
+over to the next policy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Protocol
+
+import bm25s
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from droidretriever.models import (
+    Action,
+    Input,
+    LongPress,
+    PageMode,
+    Screen,
+    Scroll,
+    Tap,
+    UIElement,
+    utcnow,
+)
+from inference.errors import RouteMemoryError
+
+__all__ = [
+    "SEARCH_SLOT",
+    "BlobStore",
+    "ElementAnchor",
+    "Route",
+    "RouteMatch",
+    "RouteMemory",
+    "RouteReplay",
+    "RouteStep",
+    "anchor_for",
+    "tokenize_goal",
+]
+
+SEARCH_SLOT = "{search_term}"
+_ANCHOR_SHARE = 0.6  # share of a step's anchor texts that must be on the screen
+_MAX_ROUTES_PER_APP = 200
+_TOKEN_RE = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+class BlobStore(Protocol):
+    """The two calls route memory needs from an object store."""
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when there is no such key."""
+        ...
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``, replacing what was there."""
+        ...
+
+
+class ElementAnchor(BaseModel):
+    """How to find the same element again on a later run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str = ""
+    resource_id: str = ""
+    class_name: str = ""
+
+
+class RouteStep(BaseModel):
+    """One step: the action, and the screen it is valid on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: Action
+    target: ElementAnchor | None = None
+    fingerprint: str = ""
+    anchors: tuple[str, ...] = ()  # texts that identify the screen the step starts on
+
+
+class Route(BaseModel):
+    """A sequence of steps that reached a sub-task's target page in one app."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    package: str
+    goal: str  # the goal with its search term replaced by the slot
+    page_mode: PageMode = PageMode.FOCUSED
+    steps: tuple[RouteStep, ...]
+    successes: int = Field(default=1, ge=1)
+    last_used: datetime = Field(default_factory=utcnow)
+
+
+class RouteMatch(BaseModel):
+    """A retrieved route and its BM25 score against the new goal."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    route: Route
+    score: float
+
+
+class _RouteFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    package: str
+    routes: tuple[Route, ...] = ()
+
+
+def tokenize_goal(text: str) -> list[str]:
+    """Lower-case words and single CJK characters (CJK has no spaces to split on)."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+def anchor_for(screen: Screen, element_id: str | None) -> ElementAnchor | None:
+    """The anchor of ``element_id`` on ``screen`` (None when it is not there)."""
+    element = screen.element(element_id) if element_id else None
+    if element is None:
+        return None
+    return ElementAnchor(
+        label=element.label, resource_id=element.resource_id, class_name=element.class_name
+    )
+
+
+class RouteMemory:
+    """Per-app memory of successful routes, retrieved by BM25 over goal text."""
+
+    def __init__(self, store: BlobStore, *, prefix: str = "memory/routes") -> None:
+        self._store = store
+        self._prefix = prefix.rstrip("/")
+
+    def load(self, package: str) -> tuple[Route, ...]:
+        """Every stored route for ``package`` (empty when none)."""
+        key = self._key(package)
+        data = self._store.get(key)
+        if data is None:
+            return ()
+        try:
+            return _RouteFile.model_validate_json(data).routes
+        except ValidationError as exc:
+            raise RouteMemoryError(
+                f"stored routes at {key} are unreadable: {exc.error_count()} problems",
+                hint=f"delete {key} to start this app's route memory afresh",
+            ) from exc
+
+    def record(
+        self,
+        package: str,
+        goal: str,
+        steps: Sequence[RouteStep],
+        *,
+        search_term: str | None = None,
+        page_mode: PageMode = PageMode.FOCUSED,
+    ) -> Route:
+        """Remember a route that succeeded; the same route again only counts a success."""
+        slotted_goal = _slot(goal, search_term)
+        slotted_steps = tuple(_slot_step(step, search_term) for step in steps)
+        routes = list(self.load(package))
+        for index, known in enumerate(routes):
+            if known.goal == slotted_goal and _same_actions(known.steps, slotted_steps):
+                updated = known.model_copy(
+                    update={"successes": known.successes + 1, "last_used": utcnow()}
+                )
+                routes[index] = updated
+                self._save(package, routes)
+                return updated
+        route = Route(package=package, goal=slotted_goal, page_mode=page_mode, steps=slotted_steps)
+        routes.append(route)
+        # Keep the most useful routes when an app's memory grows large.
+        routes.sort(key=lambda r: (r.successes, r.last_used), reverse=True)
+        self._save(package, routes[:_MAX_ROUTES_PER_APP])
+        return route
+
+    def recall(
+        self,
+        package: str,
+        goal: str,
+        *,
+        search_term: str | None = None,
+        page_mode: PageMode | None = None,
+        k: int = 3,
+    ) -> tuple[RouteMatch, ...]:
+        """Up to ``k`` routes for ``package`` whose goals best match ``goal`` (BM25, score > 0)."""
+        routes = [r for r in self.load(package) if page_mode is None or r.page_mode == page_mode]
+        query = tokenize_goal(_slot(goal, search_term))
+        if not routes or not query:
+            return ()
+        corpus = [tokenize_goal(r.goal) for r in routes]
+        vocabulary = {token for tokens in corpus for token in tokens}
+        query = [t for t in query if t in vocabulary]
+        if not query:
+            return ()  # nothing in common with any stored goal
+        index = bm25s.BM25()
+        index.index(corpus, show_progress=False)
+        ids, scores = index.retrieve([query], k=min(k, len(routes)), show_progress=False)
+        return tuple(
+            RouteMatch(route=routes[int(i)], score=float(s))
+            for i, s in zip(ids[0], scores[0], strict=True)
+            if s > 0
+        )
+
+    def _key(self, package: str) -> str:
+        return f"{self._prefix}/{package}.json"
+
+    def _save(self, package: str, routes: Sequence[Route]) -> None:
+        data = _RouteFile(package=package, routes=tuple(routes)).model_dump_json(indent=1)
+        self._store.put(self._key(package), data.encode("utf-8"))
+
+
+class RouteReplay:
+    """Replays one route step by step; any mismatch ends it (``None``) for the next policy."""
+
+    def __init__(self, route: Route, *, search_term: str | None = None) -> None:
+        self.route = route
+        self._search_term = search_term
+        self._position = 0
+        self.stopped_reason = ""
+
+    @property
+    def finished(self) -> bool:
+        return self._position >= len(self.route.steps) or bool(self.stopped_reason)
+
+    def next_action(self, screen: Screen) -> Action | None:
+        """The route's next action if ``screen`` is the screen it expects, else None."""
+        if self.finished:
+            return None
+        step = self.route.steps[self._position]
+        if not _screen_matches(step, screen):
+            self.stopped_reason = f"step {self._position + 1}: the screen is not the one the route expects"
+            return None
+        action = self._resolve(step, screen)
+        if action is None:
+            self.stopped_reason = f"step {self._position + 1}: its target element is not on the screen"
+            return None
+        self._position += 1
+        return action
+
+    def _resolve(self, step: RouteStep, screen: Screen) -> Action | None:
+        action = step.action
+        if isinstance(action, Input) and SEARCH_SLOT in action.text:
+            if self._search_term is None:
+                return None  # the route types a search term, and this task has none
+            action = action.model_copy(
+                update={"text": action.text.replace(SEARCH_SLOT, self._search_term)}
+            )
+        if step.target is None or not isinstance(action, Tap | LongPress | Input | Scroll):
+            return action
+        element_id = _find_anchor(step.target, screen)
+        if element_id is None:
+            return None
+        return action.model_copy(update={"target": element_id})
+
+
+def _find_anchor(anchor: ElementAnchor, screen: Screen) -> str | None:
+    """The id of the element matching ``anchor``: resource id and label, then either."""
+    candidates = [e for e in screen.elements if anchor.class_name in ("", e.class_name)]
+    keys: list[Callable[[UIElement], bool]] = [
+        lambda e: e.resource_id == anchor.resource_id and e.label == anchor.label,
+        lambda e: bool(anchor.label) and e.label == anchor.label,
+        lambda e: bool(anchor.resource_id) and e.resource_id == anchor.resource_id,
+    ]
+    for wanted in keys:
+        match = next((e for e in candidates if wanted(e)), None)
+        if match is not None:
+            return match.id
+    return None
+
+
+def _screen_matches(step: RouteStep, screen: Screen) -> bool:
+    if step.fingerprint and step.fingerprint == screen.fingerprint:
+        return True
+    if not step.anchors:
+        return not step.fingerprint  # nothing to check against: trust the route
+    labels = {e.label for e in screen.elements if e.label}
+    present = sum(1 for text in step.anchors if text in labels)
+    return present >= _ANCHOR_SHARE * len(step.anchors)
+
+
+def _slot(text: str, term: str | None) -> str:
+    return text.replace(term, SEARCH_SLOT) if term else text
+
+
+def _slot_step(step: RouteStep, term: str | None) -> RouteStep:
+    if not term:
+        return step
+    # The search term is data of this run, not part of the route: the typed text
+    # becomes the slot, and anchors that show it (the search box, the results
+    # header) would not match the next run's term, so they are dropped.
+    action = step.action
+    if isinstance(action, Input) and term in action.text:
+        action = action.model_copy(update={"text": _slot(action.text, term)})
+    return step.model_copy(
+        update={"action": action, "anchors": tuple(a for a in step.anchors if term not in a)}
+    )
+
+
+def _same_actions(a: Sequence[RouteStep], b: Sequence[RouteStep]) -> bool:
+    return len(a) == len(b) and all(
+        x.action.kind == y.action.kind and x.target == y.target for x, y in zip(a, b, strict=True)
+    )

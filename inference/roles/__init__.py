@@ -1,0 +1,28 @@
+"""The four model roles (LLM1-LLM4) and the chains that fall back to rules.
+
+    decompose / decompose_with_model        LLM1: question -> Plan
+    choose_action / describe_action         LLM2: screen description -> Action
+    evaluate / evaluate_with_model          LLM3: screen -> Evaluation (rules first)
+    synthesize_report / capture_text        LLM4: captures -> Markdown with citations
+"""
+
+from __future__ import annotations
+
+from inference.roles.decomposer import decompose, decompose_with_model
+from inference.roles.evaluator import evaluate, evaluate_with_model
+from inference.roles.navigator import choose_action, describe_action
+from inference.roles.outcome import RoleOutcome
+from inference.roles.synthesizer import CaptureText, capture_text, synthesize_report
+
+__all__ = [
+    "CaptureText",
+    "RoleOutcome",
+    "capture_text",
+    "choose_action",
+    "decompose",
+    "decompose_with_model",
+    "describe_action",
+    "evaluate",
+    "evaluate_with_model",
+    "synthesize_report",
+]

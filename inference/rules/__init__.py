@@ -1,0 +1,28 @@
+"""Rule-based fallbacks used when a role has no model (and the rules-first risk gate).
+
+    decompose_by_rules   question -> Plan (app names, noun phrases, cue words)
+    evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
+    find_risk            the seven risk criteria on a Screen
+    detect_page_type     results list / details / search input / ... from structure
+"""
+
+from __future__ import annotations
+
+from inference.rules.apps import InstalledApp, find_mentioned_apps, resolve_app
+from inference.rules.decomposer import decompose_by_rules
+from inference.rules.evaluator import evaluate_by_rules
+from inference.rules.page_type import detect_page_type, find_list_items
+from inference.rules.risk import RiskFinding, find_injection, find_risk
+
+__all__ = [
+    "InstalledApp",
+    "RiskFinding",
+    "decompose_by_rules",
+    "detect_page_type",
+    "evaluate_by_rules",
+    "find_injection",
+    "find_list_items",
+    "find_mentioned_apps",
+    "find_risk",
+    "resolve_app",
+]

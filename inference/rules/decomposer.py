@@ -1,0 +1,192 @@
+"""The decomposer without a model: names, noun phrases and cue words.
+
+What it does, and says in ``Plan.notes``: apps are the installed apps the
+question names (fuzzy, English and Chinese names); when none is named, apps are
+picked by topic words (food delivery, shopping, reviews, travel, music,
+settings). Search terms are quoted text, else the question's noun phrases with
+app names, question words and attribute words (price, cheaper, reviews)
+removed. The page mode comes from cue words. It does not understand the
+question: it cannot infer an app from an unusual topic, split a question into
+dependent steps, or tell which phrase a person would actually search for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from droidretriever.models import PageMode, Plan, Query
+from inference.rules.apps import InstalledApp, find_mentioned_apps, names_for, resolve_app
+from inference.rules.plan import MAX_TERMS, build_plan
+
+__all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
+
+_QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”|「([^」]{1,80})」|『([^』]{1,80})』|《([^》]{1,80})》')
+_LATIN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’&+.\-:]*|[,;?!()/]|\s+")
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+# Words that are never part of a search term: question words, grammar, and the
+# attribute being asked about (the app shows the price; we search for the thing).
+_STOP_TEXT = """
+    a an the is are was were be been being am do does did done have has had can could
+    should would will shall may might must i me my we our you your he she it its they them
+    their this that these those there here what which who whom whose when where why how
+    and or but if then than so as at on in of for to from by with about into over under
+    between among vs versus versu per any some all more most less least much many few
+    please tell show find search look check see get give know want need let us me
+    compare comparison cheaper cheapest cheap expensive price prices cost costs costing
+    better best worse worst good bad difference different same between
+    review reviews opinion opinions say says said think thinks comment comments fans
+    people users user customers rating ratings rated recommend recommended recommendation
+    list all available options option many much number count
+    app apps application on-line online today now currently current latest new
+    granted grant allowed allow near nearby me
+"""
+_STOP = frozenset(_STOP_TEXT.split())
+_CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 价格 价钱 比较
+对比 怎么样 如何 评价 评论 口碑 有哪些 哪些 什么 是 吗 呢 吧 我 想 要 看看 看 查 查询
+一下 搜索 搜 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或"""
+_CJK_STOP_RE = re.compile(
+    "|".join(
+        sorted(
+            _CJK_STOP_TEXT.split(),
+            key=len,
+            reverse=True,
+        )
+    )
+    + r"|[\s，。？！、；：,.?!;:（）()]"
+)
+
+_MULTI_PAGE_CUES = (
+    r"\breviews?\b", r"\bopinions?\b", r"\bwhat do .{0,40}\bsay\b", r"\bcomments?\b",
+    r"\bexperiences?\b", r"\bposts?\b", r"\banswers\b", r"\bfeedback\b", r"\bimpressions?\b",
+    "评价", "评论", "口碑", "笔记", "怎么样", "经验", "心得", "리뷰", "후기", "レビュー", "口コミ",
+)
+_LIST_VIEW_CUES = (
+    r"\blist\b", r"\ball\b", r"\boptions\b", r"\bhow many\b", r"\bwhich\b.{0,60}\bavailable\b",
+    r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b",
+    "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
+)
+
+# Topic words -> app alias groups, used only when the question names no app.
+_TOPICS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐", "汉堡"),
+     ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
+    ("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphone\b", "价格", "购买", "便宜", "手机"),
+     ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish")),
+    ("reviews", (r"\breview", r"\bopinion", r"\bsay\b", "评价", "口碑", "笔记"),
+     ("Rednote", "Zhihu", "Douban", "Quora", "Weibo", "Dianping")),
+    ("travel", (r"\bhotel", r"\bflight", r"\btrain\b", r"\btrip\b", "酒店", "机票", "火车"),
+     ("Ctrip", "Booking", "Expedia", "Qunar", "12306")),
+    ("music", (r"\bsong", r"\bmusic\b", r"\balbum", "歌", "音乐"), ("QQ Music", "NetEase Cloud Music")),
+    ("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
+)
+
+_PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
+
+_HONESTY = (
+    "rule-based decomposition (no decomposer model configured): apps by name matching, "
+    "search terms from quoted text and noun phrases, page mode from cue words; check the "
+    "apps and search terms before relying on the report"
+)
+
+
+def decompose_by_rules(query: Query, installed: Sequence[InstalledApp]) -> Plan:
+    """A plan from names and cue words alone, with its limits stated in ``notes``."""
+    notes = [_HONESTY]
+    apps = list(find_mentioned_apps(query.text, installed))
+    if not apps and query.apps:
+        apps = [a for a in (resolve_app(name, installed) for name in query.apps) if a is not None]
+    if not apps:
+        topic, apps = _apps_by_topic(query.text, installed)
+        if apps:
+            notes.append(
+                f"no installed app is named in the question; picked {', '.join(a.label for a in apps)} "
+                f"because it reads like a {topic} question"
+            )
+    terms = extract_search_terms(query.text, installed)
+    settings_app = _settings_app(installed)
+    if settings_app is not None and re.search(_PERMISSION_CUE, query.text.lower()):
+        # "Which permissions has Meituan been granted?" is answered in Settings, by
+        # searching for the app there, not inside the app itself.
+        named = [a.label for a in apps if a != settings_app]
+        terms = tuple(named) or terms
+        apps = [settings_app]
+        notes.append("a permissions question: answered in Settings, searching for the app")
+    if not terms:
+        notes.append("found no search term: each app's task starts from its home screen")
+    mode, cue = choose_page_mode(query.text)
+    notes.append(f"page mode {mode.value} " + (f"from the cue {cue!r}" if cue else "by default"))
+    return build_plan(query, apps, terms, mode, decomposer="rules", notes=notes)
+
+
+def choose_page_mode(text: str) -> tuple[PageMode, str]:
+    """The page mode the question's cue words suggest, and the cue (empty = default)."""
+    lowered = text.lower()
+    for mode, cues in ((PageMode.MULTI_PAGE, _MULTI_PAGE_CUES), (PageMode.LIST_VIEW, _LIST_VIEW_CUES)):
+        for cue in cues:
+            match = re.search(cue, lowered)
+            if match:
+                return mode, match.group(0)
+    return PageMode.FOCUSED, ""
+
+
+def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> tuple[str, ...]:
+    """Up to 3 search terms: quoted strings first, else noun phrases (Latin or CJK)."""
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(text)]
+    if quoted:
+        return tuple(dict.fromkeys(q.strip() for q in quoted))[:MAX_TERMS]
+    stripped = text
+    for app in installed:
+        for name in sorted(names_for(app), key=len, reverse=True):
+            stripped = re.sub(re.escape(name), " , ", stripped, flags=re.IGNORECASE)
+    phrases = _latin_phrases(stripped) + _cjk_phrases(stripped)
+    named = [p for p in phrases if _is_named(p)]
+    chosen = named or sorted(phrases, key=len, reverse=True)[:1]
+    return tuple(dict.fromkeys(chosen))[:MAX_TERMS]
+
+
+def _latin_phrases(text: str) -> list[str]:
+    phrases: list[str] = []
+    run: list[str] = []
+    for token in _LATIN_TOKEN_RE.findall(_CJK_RE.sub(",", text)):
+        if token.isspace():
+            continue
+        word = token.strip(".:'’-")
+        if not word or not re.match(r"\w", token) or word.lower() in _STOP:
+            if run:
+                phrases.append(" ".join(run))
+            run = []
+            continue
+        run.append(word)
+    if run:
+        phrases.append(" ".join(run))
+    return phrases
+
+
+def _cjk_phrases(text: str) -> list[str]:
+    cjk_only = re.sub(r"[A-Za-z0-9'’&+.\-]+", "，", text)
+    return [part for part in _CJK_STOP_RE.split(cjk_only) if len(part) >= 2 and _CJK_RE.search(part)]
+
+
+def _is_named(phrase: str) -> bool:
+    """A phrase with a capital, a digit or CJK: a product, title or place, worth searching."""
+    return bool(_CJK_RE.search(phrase) or re.search(r"[A-Z0-9]", phrase))
+
+
+def _settings_app(installed: Sequence[InstalledApp]) -> InstalledApp | None:
+    return next((a for a in installed if "Settings" in names_for(a)), None)
+
+
+def _apps_by_topic(text: str, installed: Sequence[InstalledApp]) -> tuple[str, list[InstalledApp]]:
+    lowered = text.lower()
+    for topic, cues, group_names in _TOPICS:
+        if any(re.search(cue, lowered) for cue in cues):
+            picked = [
+                app
+                for app in installed
+                if any(name in group_names for name in names_for(app))
+            ]
+            if picked:
+                return topic, picked
+    return "", []

@@ -1,0 +1,96 @@
+"""What kind of page a screen is, from its elements alone (no model).
+
+A results list is a repeated item structure: at least three elements with the
+same class, resource id, left edge and width, similar heights, stacked at
+different heights (a bottom navigation bar repeats too, but along one row). A
+details page is what is left when it is rich in text or carries details cues
+(add to cart, reviews, menu). Order of the checks: login and dialogs first
+(they sit on top of anything), then search input, list, settings, details.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from droidretriever.models import PageType, Screen, UIElement
+
+__all__ = ["detect_page_type", "find_list_items"]
+
+_MIN_ITEMS = 3
+_DETAILS_CUES = re.compile(
+    r"add to (?:cart|bag|basket)|buy now|reviews?\b|ratings?\b|description|specifications?|"
+    r"customer service|favou?rites?|shopping cart|\bmenu\b|opening hours|"
+    r"加入购物车|立即购买|商品详情|详情|评价|客服|收藏|购物车|菜单|营业时间|"
+    r"장바구니|구매하기|상세|カートに入れる|詳細|レビュー",
+    re.IGNORECASE,
+)
+_SEARCH_HINT = re.compile(r"search|搜索|搜|검색|検索", re.IGNORECASE)
+_SETTINGS_TITLE = re.compile(r"^(?:settings|设置|설정|設定)$", re.IGNORECASE)
+_DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
+
+
+def find_list_items(screen: Screen) -> tuple[UIElement, ...]:
+    """The largest group of repeated, vertically stacked items (empty when there is none)."""
+    groups: dict[tuple[str, str, int, int], list[UIElement]] = defaultdict(list)
+    for element in screen.elements:
+        height = element.bounds.height
+        if not (screen.height * 0.03 <= height <= screen.height * 0.45):
+            continue
+        if element.bounds.width < screen.width * 0.25:
+            continue  # icons and badges repeat too, but are not result items
+        key = (
+            element.class_name,
+            element.resource_id,
+            round(element.bounds.left / 8),
+            round(element.bounds.width / 8),
+        )
+        groups[key].append(element)
+    best: tuple[UIElement, ...] = ()
+    for members in groups.values():
+        # Result items are tappable or hold other labels; equal-height paragraphs of
+        # a details page are neither.
+        items = [m for m in members if m.clickable or _holds_labels(m, screen)]
+        tops = {m.bounds.top for m in items}
+        heights = [m.bounds.height for m in items]
+        if len(tops) < _MIN_ITEMS or max(heights) > 1.8 * min(heights):
+            continue
+        if len(items) > len(best):
+            best = tuple(sorted(items, key=lambda m: m.bounds.top))
+    return best
+
+
+def detect_page_type(screen: Screen) -> PageType:
+    """The page type of ``screen`` by structure and cue words."""
+    elements = screen.elements
+    if any(e.password for e in elements):
+        return PageType.LOGIN
+    if any(p in screen.package for p in _DIALOG_PACKAGES) or any(
+        "dialog" in e.class_name.lower() or "alertdialog" in e.resource_id.lower() for e in elements
+    ):
+        return PageType.DIALOG
+    items = find_list_items(screen)
+    focused_search = any(
+        e.editable and (e.focused or _SEARCH_HINT.search(f"{e.text} {e.resource_id} {e.content_desc}"))
+        for e in elements
+    )
+    if focused_search and not items:
+        return PageType.SEARCH_INPUT
+    if items:
+        return PageType.RESULTS_LIST
+    if any(_SETTINGS_TITLE.match(e.text.strip()) for e in elements) or (
+        sum(e.checkable for e in elements) >= 3
+    ):
+        return PageType.SETTINGS
+    texts = [e.label for e in elements if e.label.strip()]
+    if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= 200:
+        return PageType.DETAILS
+    return PageType.OTHER
+
+
+def _holds_labels(member: UIElement, screen: Screen) -> bool:
+    """Whether another labelled element lies inside ``member`` (it is a container)."""
+    return any(
+        e is not member and e.label and member.bounds.intersection(e.bounds) == e.bounds.area > 0
+        for e in screen.elements
+    )

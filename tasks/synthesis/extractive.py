@@ -1,0 +1,186 @@
+"""Extractive synthesis: the report written without any model, and saying so.
+
+What it does: per app, it lists the items on the captured pages that best
+match the query's terms (names, values with units: prices, sales, delivery
+minutes, ratings, distances, promotions), and when two or more apps answer
+the same attributes it adds a comparison table whose every cell cites the
+element the value was read from. The only arithmetic is picking the lowest
+price / shortest time / highest rating among values with the same unit.
+
+What it does not do: understand the question, reconcile different items
+(a "Big Mac" and a "Big Mac Meal" are compared as the best match each app
+offers), read reviews for opinions, or notice what the captures lack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from tasks.synthesis.citations import format_citation
+from tasks.synthesis.items import Item, ItemValue, QueryTerms, detect_items, read_query_terms
+from tasks.synthesis.values import MeasureKind
+
+__all__ = ["EXTRACTIVE_BANNER", "EXTRACTIVE_NAME", "write_extractive_markdown"]
+
+EXTRACTIVE_NAME = "extractive (no model configured)"
+EXTRACTIVE_BANNER = (
+    "> **Extractive summary: no language model is configured.** The lines below are copied "
+    "from the captured screens and picked by matching your question's words; nothing was "
+    "interpreted or checked for completeness. Open a citation to see its evidence. "
+    "Configure `llm.synthesizer` for a written answer."
+)
+_TABLE_KINDS = (
+    MeasureKind.PRICE, MeasureKind.ORIGINAL_PRICE, MeasureKind.SALES, MeasureKind.DELIVERY_TIME,
+    MeasureKind.DELIVERY_FEE, MeasureKind.MIN_ORDER, MeasureKind.RATING, MeasureKind.REVIEWS,
+    MeasureKind.DISTANCE, MeasureKind.PROMOTION,
+)
+# Which way is better, for the one-line verdicts under the table.
+_LOWER_IS_BETTER = {MeasureKind.PRICE: "Lowest price", MeasureKind.DELIVERY_TIME: "Fastest delivery",
+                    MeasureKind.DELIVERY_FEE: "Lowest delivery fee"}
+_HIGHER_IS_BETTER = {MeasureKind.RATING: "Highest rating", MeasureKind.SALES: "Most sales"}
+_ITEMS_PER_APP = 5
+_STATUS_WORDS = {
+    SubTaskStatus.COMPLETED: "completed",
+    SubTaskStatus.NEEDS_USER: "needs a person",
+    SubTaskStatus.FAILED: "failed",
+    SubTaskStatus.BUDGET_EXHAUSTED: "ran out of steps",
+    SubTaskStatus.PENDING: "not started",
+    SubTaskStatus.RUNNING: "stopped before finishing",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _cite(item: Item, value: ItemValue) -> str:
+    return format_citation(item.capture_id, value.quote)
+
+
+def _cite_name(item: Item) -> str:
+    return format_citation(item.capture_id, item.name_quote)
+
+
+class _App:
+    def __init__(self, label: str, package: str, status: AppStatus | None) -> None:
+        self.label = label
+        self.package = package
+        self.status = status
+        self.captures: list[Capture] = []
+        self.items: list[Item] = []
+
+    @property
+    def matches(self) -> list[Item]:
+        best = max((i.relevance for i in self.items), default=0.0)
+        if best <= 0.0:
+            return []
+        # Keep items close to the best match; order: most relevant, then most values.
+        kept = [i for i in self.items if i.relevance >= 0.5 * best]
+        return sorted(kept, key=lambda i: (-i.relevance, -len(i.values)))[:_ITEMS_PER_APP]
+
+
+def _group_apps(captures: Sequence[Capture], apps: Sequence[AppStatus],
+                terms: QueryTerms) -> list[_App]:
+    grouped: dict[str, _App] = {a.package: _App(a.app_label, a.package, a) for a in apps}
+    for capture in captures:
+        app = grouped.setdefault(capture.package, _App(capture.package, capture.package, None))
+        app.captures.append(capture)
+        app.items.extend(detect_items(capture, terms))
+    return list(grouped.values())
+
+
+def _describe_item(item: Item) -> str:
+    parts = [f"**{_cell(item.name)}** {_cite_name(item)}"]
+    seen: set[MeasureKind] = set()
+    for value in item.values:
+        if value.kind in seen:
+            continue
+        seen.add(value.kind)
+        parts.append(f"{value.kind.value.lower()} {_cell(value.text)} {_cite(item, value)}")
+    return ", ".join(parts)
+
+
+def _comparison(apps: list[_App]) -> list[str]:
+    best = [(app, app.matches[0]) for app in apps if app.matches]
+    if len(best) < 2:
+        return []
+    kinds = [k for k in _TABLE_KINDS if sum(1 for _, item in best if item.value(k)) >= 2]
+    if not kinds:
+        return []
+    lines = ["## Comparison", "",
+             "| | " + " | ".join(_cell(app.label) for app, _ in best) + " |",
+             "|---|" + "---|" * len(best),
+             "| Item | " + " | ".join(f"{_cell(i.name)} {_cite_name(i)}" for _, i in best) + " |"]
+    for kind in kinds:
+        cells = []
+        for _, item in best:
+            value = item.value(kind)
+            cells.append(f"{_cell(value.text)} {_cite(item, value)}" if value else "not shown")
+        lines.append(f"| {kind.value} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.extend(_verdicts(best, kinds))
+    return lines
+
+
+def _verdicts(best: list[tuple[_App, Item]], kinds: list[MeasureKind]) -> list[str]:
+    verdicts: list[str] = []
+    for kind in kinds:
+        title = _LOWER_IS_BETTER.get(kind) or _HIGHER_IS_BETTER.get(kind)
+        if title is None:
+            continue
+        values = [(app, item, v) for app, item in best
+                  if (v := item.value(kind)) is not None and v.value is not None]
+        if len(values) < 2 or len({v.unit for _, _, v in values}) != 1:
+            continue  # different currencies or scales: not comparable without a model
+        pick = min if kind in _LOWER_IS_BETTER else max
+        target = pick(v.value for _, _, v in values if v.value is not None)
+        winners = [(app, item, v) for app, item, v in values if v.value == target]
+        names = " and ".join(f"{app.label} ({_cell(v.text)} {_cite(item, v)})"
+                             for app, item, v in winners)
+        tie = " (tie)" if len(winners) > 1 else ""
+        verdicts.append(f"- {title}: {names}{tie}")
+    return [*verdicts, ""] if verdicts else []
+
+
+def _app_section(app: _App) -> list[str]:
+    status = app.status.status if app.status else SubTaskStatus.COMPLETED
+    lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
+    if app.status and app.status.reason and status is not SubTaskStatus.COMPLETED:
+        lines += [f"Why: {_cell(app.status.reason)}", ""]
+    if not app.captures:
+        lines += ["No screen was captured in this app.", ""]
+        return lines
+    matches = app.matches
+    if matches:
+        lines += ["Best-matching items on the captured pages:", ""]
+        lines += [f"- {_describe_item(item)}" for item in matches]
+    else:
+        lines += ["No line on the captured pages matches the question's words; the items found:", ""]
+        lines += [f"- {_describe_item(item)}" for item in app.items if item.values][:_ITEMS_PER_APP]
+        if not any(item.values for item in app.items):
+            titles = ", ".join(_cell(c.title or c.id) for c in app.captures)
+            lines += [f"- nothing with a value was read; see the captures: {titles}"]
+    lines.append("")
+    return lines
+
+
+def write_extractive_markdown(
+    query: Query,
+    captures: Sequence[Capture],
+    apps: Sequence[AppStatus] = (),
+    search_terms: Sequence[str] = (),
+) -> str:
+    """The extractive report body: banner, comparison table when apps share attributes, per-app lines.
+
+    Every value and item name carries a ``[capture_id(original text)]`` citation
+    quoting the element it was read from.
+    """
+    labels = [a.app_label for a in apps] + [a.package for a in apps]
+    terms = read_query_terms(" ".join([query.text, *search_terms]), exclude=labels)
+    grouped = _group_apps(captures, apps, terms)
+    lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
+    lines += _comparison(grouped)
+    for app in grouped:
+        lines += _app_section(app)
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,248 @@
+"""Items on a captured page (a dish, a phone listing, a shop) and how well each answers the query.
+
+A results list repeats one card per item; a details page is one item. An item
+is its name plus the values printed near it (:mod:`tasks.synthesis.values`).
+Cards are found two ways, geometry only, so hierarchy, OCR and detector
+elements all work:
+
+1. containers: an element without text (a hierarchy container, a detector
+   box) that encloses at least two text elements is a card; each text goes to
+   the smallest card around it;
+2. reading order, for text outside any card: a text line without numbers
+   starts an item unless it sits right under a name that has no values yet
+   (then it is that item's description); values attach to the item above.
+
+Query relevance is the share of the query's terms (English words; Chinese
+character bigrams) found in the item's text, after app names and question
+words are removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+from rapidfuzz import fuzz
+
+from droidretriever.models import Bounds, Capture, ElementSource, UIElement
+from tasks.synthesis.grounding import normalize_text
+from tasks.synthesis.values import Measure, MeasureKind, read_measures, strip_measures
+
+__all__ = [
+    "Item",
+    "ItemValue",
+    "QueryTerms",
+    "dedupe_elements",
+    "detect_items",
+    "read_query_terms",
+    "score_relevance",
+]
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9.\-']*[a-z0-9]|[a-z0-9]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_EN_STOP_WORDS = (
+    "a an the is are was on or and in of for to at by with from which what where who how much many "
+    "does do did cost costs price prices cheaper cheapest cheap compare comparison compared vs versus "
+    "better best lowest highest more less than between find show me tell about say says get buy "
+    "there any app apps one this that it its i my please"
+)
+_EN_STOP = frozenset(_EN_STOP_WORDS.split())
+_CJK_STOP = ("哪个", "哪家", "哪里", "便宜", "价格", "比较", "对比", "多少", "还是", "一下", "看看",
+             "帮我", "请", "查", "在", "和", "与", "的", "上", "是", "吗", "更", "钱", "呢")
+_QUOTE_LIMIT = 60  # longer element texts are cited by the value alone
+
+
+class QueryTerms(BaseModel):
+    """What to look for: English words and Chinese bigrams, plus the phrase left after stop words."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    terms: tuple[str, ...]
+    phrase: str
+
+
+class ItemValue(BaseModel):
+    """A value of an item, with the element it was read from (the citation target)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: MeasureKind
+    value: float | None
+    unit: str
+    text: str  # what the report shows
+    quote: str  # what the citation quotes: the element's own text, so grounding is exact
+    element_id: str
+    box: Bounds
+
+
+class Item(BaseModel):
+    """One thing on a page: its name, values and description lines."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capture_id: str
+    package: str
+    name: str
+    name_quote: str
+    name_box: Bounds
+    values: tuple[ItemValue, ...] = ()
+    lines: tuple[str, ...] = ()
+    relevance: float = 0.0
+
+    def value(self, kind: MeasureKind) -> ItemValue | None:
+        """The first value of ``kind`` (nearest the name), if any."""
+        return next((v for v in self.values if v.kind is kind), None)
+
+
+def read_query_terms(text: str, exclude: Sequence[str] = ()) -> QueryTerms:
+    """Terms of ``text`` worth matching, without the app names in ``exclude``."""
+    folded = normalize_text(text)
+    for name in sorted((normalize_text(n) for n in exclude if n.strip()), key=len, reverse=True):
+        folded = folded.replace(name, " ")
+    words = [w for w in _WORD.findall(folded) if w not in _EN_STOP]
+    bigrams: list[str] = []
+    residue: list[str] = []
+    for run in _CJK_RUN.findall(folded):
+        for stop in _CJK_STOP:
+            run = run.replace(stop, " ")
+        for piece in run.split():
+            residue.append(piece)
+            bigrams.extend(piece[i : i + 2] for i in range(max(1, len(piece) - 1)))
+    terms = tuple(dict.fromkeys(words + bigrams))
+    return QueryTerms(terms=terms, phrase=" ".join(words + residue))
+
+
+def score_relevance(terms: QueryTerms, text: str) -> float:
+    """Share of query terms in ``text`` (0..1); a close fuzzy match of the whole phrase counts too."""
+    if not terms.terms:
+        return 0.0
+    folded = normalize_text(text)
+    found = sum(1 for term in terms.terms if term in folded)
+    share = found / len(terms.terms)
+    if terms.phrase and len(terms.phrase) >= 3:
+        # Only a close match counts: partial ratios of unrelated short texts sit around 0.5.
+        fuzzy = fuzz.partial_ratio(terms.phrase, folded) / 100.0
+        if fuzzy >= 0.8:
+            share = max(share, 0.9 * fuzzy)
+    return round(share, 4)
+
+
+def dedupe_elements(elements: Sequence[UIElement]) -> tuple[UIElement, ...]:
+    """Labelled elements in reading order; an OCR line repeating a hierarchy text is dropped."""
+    labelled = [e for e in elements if e.label.strip()]
+    primary = [e for e in labelled if e.source is not ElementSource.OCR]
+    kept = list(primary)
+    for element in labelled:
+        if element.source is not ElementSource.OCR:
+            continue
+        duplicate = any(
+            element.bounds.intersection(other.bounds) >= 0.5 * min(element.bounds.area, other.bounds.area)
+            and fuzz.ratio(normalize_text(element.label), normalize_text(other.label)) >= 80
+            for other in primary)
+        if not duplicate:
+            kept.append(element)
+    return tuple(sorted(kept, key=lambda e: (e.bounds.top, e.bounds.left)))
+
+
+def _containers(capture: Capture, texts: Sequence[UIElement]) -> list[Bounds]:
+    page_area = capture.width * capture.height
+    boxes: list[Bounds] = []
+    for element in capture.elements:
+        box = element.bounds
+        if element.label.strip() or box.area == 0 or box.area > 0.5 * page_area:
+            continue
+        inside = sum(1 for t in texts if box.intersection(t.bounds) >= 0.9 * t.bounds.area)
+        if inside >= 2 and box.height < 0.5 * capture.width * 3:
+            boxes.append(box)
+    return boxes
+
+
+class _Builder:
+    """Accumulates one item while scanning its elements."""
+
+    def __init__(self, capture: Capture, first: UIElement, name: str) -> None:
+        self.capture = capture
+        self.first = first
+        self.name = name or capture.title or first.label
+        self.values: list[ItemValue] = []
+        self.lines: list[str] = []
+        self.last_box = first.bounds
+
+    def add_values(self, element: UIElement, measures: Sequence[Measure]) -> None:
+        label = element.label.strip()
+        for measure in measures:
+            if measure.kind is MeasureKind.TIME_OF_DAY and measure.text == label:
+                continue  # a bare clock is the status bar, not a fact about the item
+            shown = label if measure.kind is MeasureKind.PROMOTION else measure.text
+            quote = label if len(label) <= _QUOTE_LIMIT else measure.text
+            self.values.append(ItemValue(kind=measure.kind, value=measure.value, unit=measure.unit,
+                                         text=shown[:_QUOTE_LIMIT], quote=quote,
+                                         element_id=element.id, box=element.bounds))
+        self.last_box = element.bounds
+
+    def build(self, terms: QueryTerms) -> Item:
+        label = self.first.label.strip()
+        text = " ".join([self.name, *self.lines])
+        return Item(capture_id=self.capture.id, package=self.capture.package, name=self.name,
+                    name_quote=label if len(label) <= _QUOTE_LIMIT else self.name,
+                    name_box=self.first.bounds, values=tuple(self.values),
+                    lines=tuple(self.lines), relevance=score_relevance(terms, text))
+
+
+def _is_close_below(above: Bounds, below: Bounds) -> bool:
+    return 0 <= below.top - above.bottom < 0.6 * max(above.height, 1)
+
+
+def _scan(capture: Capture, elements: Sequence[UIElement], terms: QueryTerms) -> list[Item]:
+    items: list[Item] = []
+    current: _Builder | None = None
+    for element in elements:
+        measures = read_measures(element.label)
+        name = strip_measures(element.label, measures)
+        is_name = len(name) >= 2 and _LETTER.search(name) is not None
+        if is_name and (current is None or current.values or measures
+                        or not _is_close_below(current.last_box, element.bounds)):
+            if current is not None:
+                items.append(current.build(terms))
+            current = _Builder(capture, element, name)
+        elif is_name and current is not None:
+            current.lines.append(name)
+            current.last_box = element.bounds
+        if measures:
+            if current is None:
+                current = _Builder(capture, element, name)
+            current.add_values(element, measures)
+    if current is not None:
+        items.append(current.build(terms))
+    return items
+
+
+def detect_items(capture: Capture, terms: QueryTerms) -> tuple[Item, ...]:
+    """The items on ``capture``, in reading order, each scored against ``terms``."""
+    texts = dedupe_elements(capture.elements)
+    boxes = _containers(capture, texts)
+    grouped: dict[int, list[UIElement]] = {}
+    loose: list[UIElement] = []
+    for element in texts:
+        around = [i for i, box in enumerate(boxes)
+                  if box.intersection(element.bounds) >= 0.9 * element.bounds.area]
+        if around:
+            grouped.setdefault(min(around, key=lambda i: boxes[i].area), []).append(element)
+        else:
+            loose.append(element)
+    items: list[Item] = []
+    for members in grouped.values():
+        # One card, one item: merge what the scan found inside it under its first name.
+        found = _scan(capture, members, terms)
+        if found:
+            head = found[0]
+            values = tuple(v for item in found for v in item.values)
+            rest = found[1:]
+            lines = (*head.lines, *(i.name for i in rest), *(ln for i in rest for ln in i.lines))
+            items.append(head.model_copy(update={
+                "values": values, "lines": lines,
+                "relevance": max(i.relevance for i in found)}))
+    items.extend(_scan(capture, loose, terms))
+    return tuple(sorted(items, key=lambda i: (i.name_box.top, i.name_box.left)))

@@ -1,0 +1,44 @@
+"""Small hand-built screens for the copilot tests (real models, no device)."""
+
+from __future__ import annotations
+
+from droidretriever.models import Bounds, Screen, UIElement
+
+__all__ = ["element", "results_screen", "screen_of"]
+
+
+def element(
+    element_id: str, text: str = "", *, top: int = 100, height: int = 80, left: int = 0,
+    width: int = 1080, **fields: object,
+) -> UIElement:
+    return UIElement.model_validate(
+        {
+            "id": element_id,
+            "text": text,
+            "bounds": Bounds(left=left, top=top, right=left + width, bottom=top + height),
+            **fields,
+        }
+    )
+
+
+def screen_of(*elements: UIElement, package: str = "com.example.app", fingerprint: str = "") -> Screen:
+    return Screen(
+        device="test", package=package, width=1080, height=2340, elements=elements,
+        fingerprint=fingerprint,
+    )
+
+
+def results_screen(term: str = "Big Mac", count: int = 5) -> Screen:
+    """A search results list: a search box holding ``term`` and repeated result items."""
+    items = []
+    for i in range(count):
+        top = 300 + i * 300
+        items.append(
+            element(f"item{i}", top=top, height=280, class_name="android.widget.LinearLayout",
+                    resource_id="com.example.app:id/result", clickable=True)
+        )
+        items.append(element(f"title{i}", f"{term} meal {i}", top=top + 20, height=60, left=40, width=800))
+        items.append(element(f"price{i}", f"¥{20 + i}.5", top=top + 100, height=50, left=40, width=300))
+    box = element("search", term, top=150, height=100, class_name="android.widget.EditText",
+                  resource_id="com.example.app:id/search_box", editable=True)
+    return screen_of(box, *items)

@@ -1,0 +1,124 @@
+"""LLM1 and its rule-based fallback produce the same kind of Plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from droidretriever.config import LLMEndpoint
+from droidretriever.models import PageMode, Query
+from inference.llm import LLMClient
+from inference.roles.decomposer import decompose, decompose_with_model
+from inference.rules import InstalledApp, decompose_by_rules
+from tests.support.openai_stub import OpenAIStub, ScriptedReply
+
+INSTALLED = [
+    InstalledApp(label=label, package=package)
+    for label, package in [
+        ("美团", "com.sankuai.meituan"),
+        ("饿了么", "me.ele"),
+        ("McDonald's", "com.mcdonalds.app"),
+        ("小红书", "com.xingin.xhs"),
+        ("Taobao", "com.taobao.taobao"),
+        ("JD", "com.jingdong.app.mall"),
+        ("Settings", "com.android.settings"),
+    ]
+]
+
+
+def plan_summary(query: str, **options: object) -> list[tuple[str, str | None, PageMode]]:
+    plan = decompose_by_rules(Query.model_validate({"text": query, **options}), INSTALLED)
+    return [(s.package, s.search_term, s.page_mode) for s in plan.subtasks]
+
+
+def test_rules_big_mac_across_two_apps_named_in_english() -> None:
+    assert plan_summary("Is a Big Mac cheaper on Meituan or Ele.me?") == [
+        ("com.sankuai.meituan", "Big Mac", PageMode.FOCUSED),
+        ("me.ele", "Big Mac", PageMode.FOCUSED),
+    ]
+
+
+def test_rules_product_comparison_and_chinese_question() -> None:
+    assert plan_summary("Compare the VIVO X100 Ultra price on Taobao and JD") == [
+        ("com.taobao.taobao", "VIVO X100 Ultra", PageMode.FOCUSED),
+        ("com.jingdong.app.mall", "VIVO X100 Ultra", PageMode.FOCUSED),
+    ]
+    assert plan_summary("美团和饿了么上巨无霸哪个便宜") == [
+        ("com.sankuai.meituan", "巨无霸", PageMode.FOCUSED),
+        ("me.ele", "巨无霸", PageMode.FOCUSED),
+    ]
+
+
+def test_rules_page_mode_cues_and_aliases() -> None:
+    assert plan_summary("What do people on Xiaohongshu say about Mission: Impossible films?") == [
+        ("com.xingin.xhs", "Mission Impossible films", PageMode.MULTI_PAGE)
+    ]
+    assert plan_summary("在小红书上看看大家对《碟中谍》的评价") == [("com.xingin.xhs", "碟中谍", PageMode.MULTI_PAGE)]
+    assert plan_summary('list all "burger" restaurants on Meituan') == [
+        ("com.sankuai.meituan", "burger", PageMode.LIST_VIEW)
+    ]
+
+
+def test_rules_permissions_question_goes_to_settings() -> None:
+    assert plan_summary("Which permissions has Meituan been granted?") == [
+        ("com.android.settings", "美团", PageMode.FOCUSED)
+    ]
+
+
+def test_rules_respect_the_person_and_say_their_limits() -> None:
+    plan = decompose_by_rules(
+        Query(text="Is a Big Mac cheaper on Meituan or Ele.me?", apps=("me.ele",), mode=PageMode.LIST_VIEW),
+        INSTALLED,
+    )
+    assert [(s.package, s.page_mode) for s in plan.subtasks] == [("me.ele", PageMode.LIST_VIEW)]
+    assert plan.decomposer == "rules"
+    assert any("rule-based decomposition" in n for n in plan.notes)
+    assert any("not among the apps you allowed" in n for n in plan.notes)
+    nothing = decompose_by_rules(Query(text="What is the meaning of life?"), INSTALLED)
+    assert nothing.subtasks == () and any("no installed app fits" in n for n in nothing.notes)
+
+
+def test_model_answer_in_the_papers_spelling_becomes_a_plan() -> None:
+    answer = {
+        "mentioned_apps": ["Meituan", "Eleme"],
+        "installed_related_apps": ["Meituan", "Ele.me", "McDonalds"],
+        "uninstalled_related_apps": ["none"],
+        "search terms": ["Big Mac"],
+        "search_mode": ["Focused"],
+        "information_flow": [{"from_app": "McDonald's", "to_app": "Meituan", "info": "the store address"}],
+    }
+    with OpenAIStub() as stub:
+        stub.enqueue(ScriptedReply(content=json.dumps(answer), prompt_tokens=410, completion_tokens=60))
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="qwen2.5-72b"), role="decomposer")
+        reply = decompose_with_model(client, Query(text="Is a Big Mac cheaper on Meituan or Ele.me?"), INSTALLED)
+    plan = reply.value
+    assert [s.package for s in plan.subtasks] == ["com.sankuai.meituan", "me.ele", "com.mcdonalds.app"]
+    assert all(s.search_term == "Big Mac" and s.page_mode is PageMode.FOCUSED for s in plan.subtasks)
+    assert [(e.source, e.target, e.info) for e in plan.edges] == [
+        ("com.mcdonalds.app-1", "com.sankuai.meituan-1", "the store address")
+    ]
+    order = [s.package for s in plan.topological_order()]
+    assert order.index("com.mcdonalds.app") < order.index("com.sankuai.meituan")
+    assert plan.decomposer == "llm:qwen2.5-72b" and reply.prompt_version == "decomposer/1"
+    assert reply.usage.prompt == 410
+    assert "美团, 饿了么" in stub.requests[0]["messages"][1]["content"]
+    assert "search terms" in stub.requests[0]["response_format"]["json_schema"]["schema"]["properties"]
+
+
+@pytest.mark.parametrize("failure", [ScriptedReply(content="{}", delay_s=2.0), ScriptedReply(status=500)])
+def test_model_failure_falls_back_to_rules_and_says_so(failure: ScriptedReply) -> None:
+    with OpenAIStub() as stub:
+        stub.enqueue(failure)
+        client = LLMClient(
+            LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3), role="decomposer", max_retries=0
+        )
+        outcome = decompose(Query(text="Is a Big Mac cheaper on Meituan or Ele.me?"), INSTALLED, client)
+    assert outcome.policy == "rules" and "fell back to rules" in outcome.fallback_reason
+    assert outcome.value.notes[0].startswith("the decomposer model failed")
+    assert [s.package for s in outcome.value.subtasks] == ["com.sankuai.meituan", "me.ele"]
+
+
+def test_no_model_means_rules() -> None:
+    outcome = decompose(Query(text="Big Mac on Meituan"), INSTALLED, None)
+    assert outcome.policy == "rules" and outcome.usage.calls == 0

@@ -1,0 +1,104 @@
+"""Extractive synthesis of a Big-Mac-style comparison from two drawn captures."""
+
+from __future__ import annotations
+
+import re
+
+from droidretriever.models import AppStatus, Query, SubTaskStatus
+from tasks.synthesis.citations import parse_citations
+from tasks.synthesis.evidence import FolderStore
+from tasks.synthesis.extractive import EXTRACTIVE_NAME
+from tasks.synthesis.report import publish_report, synthesize_report
+from tasks.synthesis.values import MeasureKind, read_measures
+from tests.synthesis.drawing import DrawnCapture
+
+QUERY = Query(text="Is a Big Mac cheaper on Meituan or Ele.me?")
+APPS = (
+    AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),
+    AppStatus(app_label="Ele.me", package="me.ele", status=SubTaskStatus.COMPLETED),
+    AppStatus(app_label="McDonald's", package="com.mcdonalds.gma.cn",
+              status=SubTaskStatus.NEEDS_USER, reason="the app asks to log in"),
+)
+
+
+def table_rows(markdown: str) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for line in markdown.splitlines():
+        if line.startswith("| ") and not line.startswith("| |"):
+            cells = [c.strip() for c in line.strip("|").split(" | ")]
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_measures_in_chinese_and_english() -> None:
+    cases = {
+        "Big Mac Meal ¥25.5 Sold 2k+": [(MeasureKind.PRICE, 25.5), (MeasureKind.SALES, 2000.0)],
+        "月售 2000+": [(MeasureKind.SALES, 2000.0)],
+        "30分钟 4.8分": [(MeasureKind.DELIVERY_TIME, 30.0), (MeasureKind.RATING, 4.8)],
+        "配送费 ¥3 起送 ¥20": [(MeasureKind.DELIVERY_FEE, 3.0), (MeasureKind.MIN_ORDER, 20.0)],
+        "VIVO X100 Ultra 6499元 2万+人付款": [(MeasureKind.PRICE, 6499.0), (MeasureKind.SALES, 20000.0)],
+        "Rating 4.6 (1,234 reviews)": [(MeasureKind.RATING, 4.6), (MeasureKind.REVIEWS, 1234.0)],
+        "满30减5": [(MeasureKind.PROMOTION, 5.0)],
+        "Delivery 25-35 min · 1.2km": [(MeasureKind.DELIVERY_TIME, 35.0), (MeasureKind.DISTANCE, 1.2)],
+    }
+    for text, expected in cases.items():
+        assert [(m.kind, m.value) for m in read_measures(text)] == expected, text
+
+
+def test_comparison_table_has_each_apps_price_with_grounded_citations(
+        meituan: DrawnCapture, eleme: DrawnCapture, store: FolderStore) -> None:
+    captures = [meituan.capture, eleme.capture]
+    report = synthesize_report(run_id="run-test", query=QUERY, captures=captures, apps=APPS,
+                               store=store, threshold=0.8)
+    assert report.synthesizer == EXTRACTIVE_NAME
+    assert "no language model is configured" in report.markdown
+
+    rows = table_rows(report.markdown)
+    assert rows["Price"][0].startswith("¥25.5 [cap-meituan-1(")
+    assert rows["Price"][1].startswith("¥26.0 [cap-eleme-1(")
+    assert rows["Sales"][0].startswith("月售 2000+")
+    assert rows["Delivery time"][1].startswith("35 min")
+    assert "Lowest price: Meituan (¥25.5" in report.markdown
+    # The McChicken on the same page is not what was asked for.
+    assert "McChicken" not in report.markdown
+
+    # Every citation in the report is grounded, and each table value's box holds that value.
+    assert report.citations and all(c.grounded for c in report.citations)
+    refs = [ref for mark in parse_citations(report.markdown) for ref in mark.refs]
+    assert len(refs) == len(report.citations)
+    price_cells = {"cap-meituan-1": "¥25.5", "cap-eleme-1": "¥26.0"}
+    for capture_id, price in price_cells.items():
+        drawn = meituan if capture_id == meituan.capture.id else eleme
+        owners = [text for text in drawn.boxes if price in text]
+        price_citations = [c for c in report.citations
+                           if c.capture_id == capture_id and price in c.quote]
+        assert price_citations
+        for citation in price_citations:
+            assert citation.box is not None and citation.crop_key is not None
+            assert any(citation.box == drawn.boxes[text] for text in owners)
+
+    # The app that needs a person is named, not silently missing.
+    assert "McDonald's (needs a person)" in report.markdown
+    assert "log in" in report.markdown
+
+    files = publish_report(report, captures, store)
+    markdown = store.get_bytes(files.markdown_key).decode()
+    assert "**McDonald's**: needs person (the app asks to log in)" in markdown
+    assert re.search(r"grounded \(score 1\.00\) at \[60,\d+\]\[160,\d+\]", markdown)
+    assert store.get_bytes(files.html_key).startswith(b"<!doctype html>")
+
+
+def test_one_app_gives_a_list_not_a_table(meituan: DrawnCapture, store: FolderStore) -> None:
+    report = synthesize_report(run_id="run-one", query=Query(text="McDonald's fries price on Meituan"),
+                               captures=[meituan.capture], apps=APPS[:1], store=store, threshold=0.8)
+    assert "## Comparison" not in report.markdown
+    assert "**Fries (large)**" in report.markdown
+    assert "price ¥12 [cap-meituan-1(¥12)]" in report.markdown
+
+
+def test_no_match_still_lists_what_was_read(eleme: DrawnCapture, store: FolderStore) -> None:
+    report = synthesize_report(run_id="run-none", query=Query(text="sushi platter"),
+                               captures=[eleme.capture], apps=APPS[1:2], store=store, threshold=0.8)
+    assert "No line on the captured pages matches" in report.markdown
+    assert "Apple Pie" in report.markdown
+    assert all(c.grounded for c in report.citations)
