@@ -44,14 +44,17 @@ from droidretriever.errors import ConfigError
 __all__ = [
     "ENV_PREFIX",
     "BudgetSettings",
+    "FarmSettings",
     "LLMEndpoint",
     "LLMSettings",
     "LatencyProfile",
+    "PerceptionSettings",
     "PrefectSettings",
     "RedisSettings",
     "S3Settings",
     "Settings",
     "SimSettings",
+    "StackSettings",
     "config_file_path",
     "load_settings",
 ]
@@ -177,6 +180,54 @@ class SimSettings(_Section):
     latency: LatencyProfile = LatencyProfile.ZERO
 
 
+class FarmSettings(_Section):
+    """The device farm (device_farm/, tasks/ workers): heartbeats, leases, health."""
+
+    adb_host: str = "127.0.0.1"  # the adb server real phones and emulators hang off
+    adb_port: int = Field(default=5037, gt=0, lt=65536)
+    heartbeat_s: float = Field(default=2.0, gt=0.0, le=60.0)
+    heartbeat_missed: int = Field(default=3, ge=1, le=20)  # beats missed before "offline"
+    lease_ttl_s: float = Field(default=30.0, gt=0.0, le=3600.0)
+    max_failed_observes: int = Field(default=3, ge=1, le=20)  # in a row, then quarantine
+    rejoin_after_ok: int = Field(default=2, ge=1, le=20)  # healthy probes before rejoining
+    # Longer than any sub-task (pauses included): the farm monitor redelivers a dead
+    # worker's sub-task at once, so the broker's own timer is only a last resort.
+    visibility_timeout_s: float = Field(default=7200.0, ge=10.0)
+    emulator_boot_timeout_s: float = Field(default=240.0, gt=0.0)
+    android_sdk_root: Path | None = None  # else $ANDROID_SDK_ROOT / $ANDROID_HOME
+
+
+class PerceptionSettings(_Section):
+    """Screen perception (inference/perception): OCR, detector, redaction, description."""
+
+    ocr_backend: Literal["rapidocr", "paddle", "none"] = "rapidocr"  # paddle needs the gpu extra
+    ocr_cache_size: int = Field(default=256, ge=0, le=100_000)  # images, LRU by content hash
+    ocr_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Off until a trained ONNX model is committed (training wants a GPU; docs/perception.md).
+    detector_enabled: bool = False
+    detector_backend: Literal["onnx", "ultralytics"] = "onnx"
+    detector_model: Path | None = None
+    detector_confidence: float = Field(default=0.35, gt=0.0, le=1.0)
+    # Mask these in anything sent to a model whose endpoint has locality="cloud".
+    redact_kinds: tuple[Literal["phone", "email", "id_number", "card", "address"], ...] = (
+        "phone", "email", "id_number", "card", "address",
+    )
+    blur_stored_screenshots: bool = False
+    description_token_budget: int = Field(default=1200, ge=100, le=32_000)
+
+
+class StackSettings(_Section):
+    """The embedded local stack (deploy/local): ports the service URLs do not name.
+
+    SeaweedFS needs seven loopback ports besides its S3 port: master, volume and
+    filer HTTP plus four gRPC ports. They are a contiguous block starting here
+    (master, master gRPC, volume, volume gRPC, filer, filer gRPC, S3 gRPC).
+    """
+
+    weed_base_port: int = Field(default=18330, ge=1024, le=65535 - 6)
+    start_timeout_s: float = Field(default=90.0, gt=0, le=600)
+
+
 class Settings(BaseSettings):
     """Everything DroidRetriever reads from its environment."""
 
@@ -194,6 +245,9 @@ class Settings(BaseSettings):
     llm: LLMSettings = LLMSettings()
     budgets: BudgetSettings = BudgetSettings()
     sim: SimSettings = SimSettings()
+    perception: PerceptionSettings = PerceptionSettings()
+    farm: FarmSettings = FarmSettings()
+    stack: StackSettings = StackSettings()
     api_token: SecretStr | None = None
 
     @classmethod

@@ -1,0 +1,91 @@
+"""``python -m device_farm.sim``: serve virtual phones, check app specs, or render one screen.
+
+    python -m device_farm.sim --phones 4 --port 15037
+    python -m device_farm.sim --check
+    python -m device_farm.sim --render com.sankuai.meituan/home out.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+
+from device_farm.sim.catalog import Catalog, load_app, load_catalog
+from device_farm.sim.errors import SimError
+from device_farm.sim.phone import Phone, PhoneIdentity
+from device_farm.sim.server import SimServer
+from device_farm.sim.state import Page
+from droidretriever.config import LatencyProfile, load_settings
+
+__all__ = ["main", "render_screen", "serve_forever"]
+
+
+def serve_forever(server: SimServer, announce: bool = True) -> None:
+    """Start ``server``, print its port and serials, and block until Ctrl-C."""
+    with server:
+        if announce:
+            print(f"ADB server: {server.host}:{server.port}", flush=True)
+            print("phones: " + " ".join(server.serials), flush=True)
+            print(f"use: adbutils.AdbClient(host={server.host!r}, port={server.port})", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopping", flush=True)
+
+
+def render_screen(target: str, out: Path) -> Path:
+    """Render ``package/screen_id`` of the catalog to a PNG (for app authors)."""
+    package, _, screen = target.partition("/")
+    catalog = load_catalog()
+    app = catalog.get(package)
+    if app is None or (screen and screen not in app.screens):
+        raise SimError(f"no screen {target!r} in the catalog",
+                       hint="use <package>/<screen id> as written in the app's YAML file")
+    phone = Phone(PhoneIdentity("emulator-5554"), catalog)
+    phone.state.foreground = package
+    phone.state.stacks[package] = [Page(screen or app.home)]
+    phone.touch()
+    phone.screenshot_image().save(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = load_settings().sim
+    parser = argparse.ArgumentParser(prog="python -m device_farm.sim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--phones", type=int, default=settings.phones)
+    parser.add_argument("--host", default=settings.host)
+    parser.add_argument("--port", type=int, default=settings.adb_port, help="0 picks a free port")
+    parser.add_argument("--seed", type=int, default=settings.seed)
+    parser.add_argument("--latency", choices=[p.value for p in LatencyProfile], default=settings.latency.value)
+    parser.add_argument("--apps", nargs="+", type=Path, metavar="APP_YAML",
+                        help="serve only these app files (default: every app in device_farm/sim/apps)")
+    parser.add_argument("--check", action="store_true", help="validate every app spec and exit")
+    parser.add_argument("--render", nargs=2, metavar=("PACKAGE/SCREEN", "OUT_PNG"))
+    args = parser.parse_args(argv)
+    try:
+        if args.check:
+            for app in sorted(load_catalog().apps.values(), key=lambda a: a.package):
+                print(f"ok  {app.package:<40} {app.label}  ({len(app.screens)} screens)")
+            return 0
+        if args.render:
+            print(render_screen(args.render[0], Path(args.render[1])))
+            return 0
+        catalog: Catalog | None = None
+        if args.apps:
+            apps = [load_app(path) for path in args.apps]
+            catalog = Catalog(apps={a.package: a for a in apps})
+        serve_forever(SimServer(args.phones, args.host, args.port, args.seed, LatencyProfile(args.latency),
+                                catalog=catalog))
+    except SimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"fix: {exc.hint}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

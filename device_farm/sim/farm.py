@@ -1,0 +1,93 @@
+"""The set of virtual phones one server hosts, with their latency and faults.
+
+Everything here is touched only from the server's event loop thread, so no
+locks: control requests arrive as smart-socket services on the same loop.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from device_farm.sim.catalog import Catalog
+from device_farm.sim.gestures import Gestures
+from device_farm.sim.layout import Display
+from device_farm.sim.phone import Phone, PhoneIdentity
+from droidretriever.config import LatencyProfile
+
+__all__ = ["LATENCY_PROFILES", "Farm", "Faults", "Latency", "VirtualDevice", "serial_for"]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Seconds a phone takes for a screenshot, a dump, and to settle after an action."""
+
+    screenshot_s: float = 0.0
+    dump_s: float = 0.0
+    settle_s: float = 0.0
+
+
+LATENCY_PROFILES: dict[LatencyProfile, Latency] = {
+    LatencyProfile.ZERO: Latency(),
+    LatencyProfile.REALISTIC: Latency(screenshot_s=0.150, dump_s=0.300, settle_s=0.300),
+}
+
+
+@dataclass
+class Faults:
+    """Injected faults of one phone (see the control API)."""
+
+    drop_connections: int = 0  # the next N connections to this phone are cut
+    frozen_until: float = 0.0  # monotonic time; requests get no answer before it
+    slow_screenshot_s: float = 0.0
+    offline: bool = False
+
+    def is_frozen(self) -> bool:
+        return time.monotonic() < self.frozen_until
+
+
+@dataclass
+class VirtualDevice:
+    phone: Phone
+    gestures: Gestures
+    latency: Latency = Latency()
+    faults: Faults = field(default_factory=Faults)
+    transport_id: int = 1
+
+    @property
+    def serial(self) -> str:
+        return self.phone.serial
+
+
+def serial_for(index: int) -> str:
+    """``emulator-5554``, ``emulator-5556``, ... as real emulators are numbered."""
+    return f"emulator-{5554 + 2 * index}"
+
+
+# The paper's phone is 1080x2244; the rest use a common 1080x2340 panel.
+_MODELS = (("Pixel 7", Display(1080, 2340, 440)), ("MI 8", Display(1080, 2244, 440)))
+
+
+class Farm:
+    """N phones sharing one app catalog and seed."""
+
+    def __init__(self, catalog: Catalog, phones: int, seed: int, latency: LatencyProfile) -> None:
+        self.catalog = catalog
+        self.seed = seed
+        self.devices: dict[str, VirtualDevice] = {}
+        for i in range(phones):
+            model, display = _MODELS[i % len(_MODELS)] if i else _MODELS[0]
+            phone = Phone(PhoneIdentity(serial_for(i), model, display, seed), catalog)
+            self.devices[phone.serial] = VirtualDevice(
+                phone, Gestures(phone), LATENCY_PROFILES[latency], transport_id=i + 1
+            )
+
+    @property
+    def serials(self) -> list[str]:
+        return list(self.devices)
+
+    def get(self, serial: str) -> VirtualDevice | None:
+        return self.devices.get(serial)
+
+    def by_transport_id(self, transport_id: int) -> VirtualDevice | None:
+        return next((d for d in self.devices.values() if d.transport_id == transport_id), None)

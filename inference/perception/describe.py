@@ -1,0 +1,149 @@
+"""Screen description (VT Description): compact, deterministic text for a model.
+
+One line per element: a number, a role, the label, states and a coarse
+position, grouped by layout block, e.g.::
+
+    Screen com.etsy.android/.HomeActivity 1080x2160, 14 elements, 3 blocks
+    # Block 1 (top)
+    [1] input "Search for anything" focused top-center
+    [2] button desc="Cart" top-right
+
+Numbers follow block order, then reading order, ties broken by the stable
+element id, so identical screens give identical text. A model answers with
+a number; :meth:`ScreenDescription.element_id` maps it back.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.models import ElementSource, Screen, UIElement
+from inference.perception.blocks import BlockPartition
+from inference.perception.redact import Redactor
+from inference.perception.tokens import count_tokens
+
+__all__ = ["ScreenDescription", "describe_element", "describe_screen", "element_role"]
+
+_MAX_LABEL = 48
+
+
+class ScreenDescription(BaseModel):
+    """The text, its token count, and which element each number stands for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    tokens: int
+    element_ids: tuple[str, ...]  # element_ids[n - 1] is element [n]
+    sensitive_masked: int = 0  # elements whose text the redactor changed
+
+    def element_id(self, number: int) -> str | None:
+        """The element id of ``[number]`` (1-based), or None when out of range."""
+        return self.element_ids[number - 1] if 1 <= number <= len(self.element_ids) else None
+
+
+def element_role(element: UIElement) -> str:
+    """A one-word role a model understands: button, input, switch, list, image, text ..."""
+    short = element.class_name.rsplit(".", 1)[-1]
+    if element.source is ElementSource.DETECTOR:
+        return short
+    if element.editable:
+        return "password" if element.password else "input"
+    if element.checkable:
+        return {"Switch": "switch", "RadioButton": "radio", "CheckBox": "checkbox"}.get(short, "toggle")
+    if element.scrollable:
+        return "list" if any(k in short for k in ("Recycler", "List", "Grid")) else "scroll"
+    if "Tab" in short:
+        return "tab"
+    if "Button" in short or (element.clickable and "Image" in short):
+        return "button"
+    if element.clickable or element.long_clickable:
+        return "item"
+    if "Image" in short:
+        return "image"
+    return "text"
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
+
+
+def _position(element: UIElement, width: int, height: int) -> str:
+    center = element.bounds.center
+    row = ("top", "middle", "bottom")[min(2, 3 * center.y // max(1, height))]
+    col = ("left", "center", "right")[min(2, 3 * center.x // max(1, width))]
+    return f"{row}-{col}"
+
+
+def describe_element(element: UIElement, number: int, width: int, height: int) -> str:
+    """One line: ``[n] role "label" desc="..." states position``."""
+    parts = [f"[{number}]", element_role(element)]
+    if element.text:
+        parts.append(f'"{_clip(element.text)}"')
+    if element.content_desc and element.content_desc != element.text:
+        parts.append(f'desc="{_clip(element.content_desc)}"')
+    if not element.label and element.resource_id:
+        parts.append(f"id={element.resource_id.rsplit('/', 1)[-1]}")
+    states = [
+        name for name, on in (
+            ("checked", element.checked), ("selected", element.selected),
+            ("focused", element.focused), ("disabled", not element.enabled),
+            ("long-press", element.long_clickable and not element.clickable),
+        ) if on
+    ]
+    parts.extend(states)
+    if element.source is ElementSource.OCR:
+        parts.append("(ocr)")
+    parts.append(_position(element, width, height))
+    return " ".join(parts)
+
+
+def _block_place(top: int, height: int) -> str:
+    return ("top", "middle", "bottom")[min(2, 3 * top // max(1, height))]
+
+
+def describe_screen(
+    screen: Screen,
+    partition: BlockPartition | None = None,
+    *,
+    redactor: Redactor | None = None,
+    block_ids: tuple[str, ...] | None = None,
+) -> ScreenDescription:
+    """Describe ``screen`` for a model.
+
+    ``partition`` groups the lines by layout block (without it: one group);
+    ``block_ids`` keeps only those blocks (what a cloud model is sent);
+    ``redactor`` masks personal data first (pass one for a ``cloud`` model).
+    """
+    elements = screen.elements
+    masked_count = 0
+    if redactor is not None:
+        elements, sensitive = redactor.redact_elements(elements)
+        masked_count = len(sensitive)
+    by_id = {e.id: e for e in elements}
+    groups: list[tuple[str, list[UIElement]]] = []
+    if partition is not None and partition.blocks:
+        for block in partition.blocks:
+            if block_ids is not None and block.id not in block_ids:
+                continue
+            members = [by_id[i] for i in block.element_ids if i in by_id]
+            place = _block_place(block.bounds.top, screen.height)
+            groups.append((f"# Block {block.index + 1} ({place})", members))
+    else:
+        ordered = sorted(elements, key=lambda e: (e.bounds.top, e.bounds.left, e.id))
+        groups.append(("", ordered))
+    shown = sum(len(m) for _, m in groups)
+    where = f"{screen.package}/{screen.activity}" if screen.activity else screen.package
+    lines = [f"Screen {where} {screen.width}x{screen.height}, {shown} elements, {len(groups)} blocks"]
+    ids: list[str] = []
+    for heading, members in groups:
+        if heading:
+            lines.append(heading)
+        for element in members:
+            ids.append(element.id)
+            lines.append(describe_element(element, len(ids), screen.width, screen.height))
+    text = "\n".join(lines)
+    return ScreenDescription(
+        text=text, tokens=count_tokens(text), element_ids=tuple(ids), sensitive_masked=masked_count
+    )

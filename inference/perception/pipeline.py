@@ -1,0 +1,136 @@
+"""One observation in, one perceived screen out: what runs, in which order.
+
+1. parse the hierarchy (always; ~1 ms);
+2. find blind regions and OCR only those (skipped when none, or OCR is off);
+3. run the detector on the screenshot (only when enabled);
+4. partition layout blocks and fingerprint the page.
+
+The screenshot is decoded only when OCR or the detector needs pixels.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.config import PerceptionSettings
+from droidretriever.models import Bounds, Screen
+from inference.perception.blocks import BlockPartition, partition_blocks
+from inference.perception.detector import Detector, create_detector, detections_to_elements
+from inference.perception.fingerprint import fingerprint_screen
+from inference.perception.hierarchy import ViewTree, parse_hierarchy
+from inference.perception.image import RGBImage, decode_screenshot
+from inference.perception.observation import Observation
+from inference.perception.ocr import OcrEngine, create_ocr_engine
+from inference.perception.ocr_regions import (
+    find_blind_regions,
+    merge_ocr_elements,
+    ocr_lines_to_elements,
+    read_blind_regions,
+)
+
+__all__ = ["Perceiver", "Perception", "PerceptionTimings"]
+
+
+class PerceptionTimings(BaseModel):
+    """Milliseconds spent per stage of one perception."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    parse_ms: float = 0.0
+    ocr_ms: float = 0.0
+    detector_ms: float = 0.0
+    layout_ms: float = 0.0
+
+    @property
+    def total_ms(self) -> float:
+        return self.parse_ms + self.ocr_ms + self.detector_ms + self.layout_ms
+
+
+class Perception(BaseModel):
+    """The perceived screen plus what ranking and descriptions need."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    screen: Screen
+    tree: ViewTree
+    blocks: BlockPartition
+    blind_regions: tuple[Bounds, ...] = ()
+    ocr_elements: int = 0  # OCR lines kept after de-duplication against the hierarchy
+    detector_elements: int = 0
+    timings: PerceptionTimings = PerceptionTimings()
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+class Perceiver:
+    """Turns :class:`Observation`s into :class:`Perception`s with the configured backends."""
+
+    def __init__(
+        self,
+        settings: PerceptionSettings | None = None,
+        *,
+        ocr: OcrEngine | None = None,
+        detector: Detector | None = None,
+    ) -> None:
+        self.settings = settings or PerceptionSettings()
+        self.ocr = ocr if ocr is not None else create_ocr_engine(self.settings)
+        self.detector = detector if detector is not None else create_detector(self.settings)
+
+    def perceive(self, observation: Observation, *, use_ocr: bool = True) -> Perception:
+        """Perceive one screen; ``use_ocr=False`` skips OCR for this call only."""
+        where = observation.where
+        start = time.perf_counter()
+        parsed = parse_hierarchy(
+            observation.hierarchy_xml, width=observation.width, height=observation.height,
+            where=where,
+        )
+        parse_ms = _ms(start)
+        elements = parsed.elements
+        image: RGBImage | None = None
+        regions: tuple[Bounds, ...] = ()
+        ocr_count = detector_count = 0
+        ocr_ms = detector_ms = 0.0
+        if use_ocr and self.ocr is not None:
+            start = time.perf_counter()
+            regions = find_blind_regions(parsed, observation.width, observation.height)
+            if regions:
+                image = decode_screenshot(observation.screenshot_png, where=where)
+                found = ocr_lines_to_elements(read_blind_regions(image, regions, self.ocr), parsed)
+                merged = merge_ocr_elements(elements, found)
+                ocr_count = len(merged) - len(elements)
+                elements = merged
+            ocr_ms = _ms(start)
+        if self.detector is not None:
+            start = time.perf_counter()
+            if image is None:
+                image = decode_screenshot(observation.screenshot_png, where=where)
+            extra = detections_to_elements(self.detector.detect(image), elements)
+            detector_count = len(extra)
+            elements = elements + extra
+            detector_ms = _ms(start)
+        start = time.perf_counter()
+        blocks = partition_blocks(elements, parsed.tree)
+        screen = Screen(
+            device=observation.serial,
+            package=observation.package,
+            activity=observation.activity,
+            width=observation.width,
+            height=observation.height,
+            elements=elements,
+            fingerprint=fingerprint_screen(
+                elements, package=observation.package, width=observation.width,
+                height=observation.height,
+            ),
+        )
+        layout_ms = _ms(start)
+        return Perception(
+            screen=screen, tree=parsed.tree, blocks=blocks, blind_regions=regions,
+            ocr_elements=ocr_count, detector_elements=detector_count,
+            timings=PerceptionTimings(
+                parse_ms=parse_ms, ocr_ms=ocr_ms, detector_ms=detector_ms, layout_ms=layout_ms
+            ),
+        )

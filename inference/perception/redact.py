@@ -1,0 +1,169 @@
+"""Privacy redaction: what may leave the device for a model marked ``cloud``.
+
+Password fields never carry their value (the parser already blanks it); here
+phone numbers, ID numbers, card numbers (Luhn-checked, so order numbers
+survive), e-mail addresses and street addresses are masked as ``[phone]``,
+``[email]`` ... in element texts, and optionally blurred in stored screenshots.
+Which kinds are masked is a setting (``perception.redact_kinds``).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from PIL import Image, ImageFilter
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.config import LLMEndpoint, PerceptionSettings
+from droidretriever.models import UIElement
+from inference.errors import ScreenshotError
+
+__all__ = ["REDACTION_KINDS", "Redaction", "RedactionKind", "Redactor", "redactor_for"]
+
+RedactionKind = Literal["phone", "email", "id_number", "card", "address"]
+REDACTION_KINDS: tuple[RedactionKind, ...] = ("phone", "email", "id_number", "card", "address")
+
+_STREET = (
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl"
+    r"|Terrace|Highway|Hwy|Parkway|Pkwy|Square|Sq)"
+)
+# Order matters: long digit runs (cards, IDs) before phones, e-mails before anything with digits.
+_PATTERNS: tuple[tuple[RedactionKind, re.Pattern[str]], ...] = (
+    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
+    ("card", re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")),
+    (
+        "id_number",
+        re.compile(
+            # Chinese resident ID (18), US SSN
+            r"(?<!\d)\d{6}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])"
+            r"|(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)"
+        ),
+    ),
+    (
+        "phone",
+        re.compile(
+            r"(?<![\d\w])(?:\+?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)"  # CN mobile
+            r"|(?<![\d\w])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"  # international
+            r"|(?<![\d\w])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"  # NANP
+            r"|(?<![\d\w])0\d{2,3}-\d{7,8}(?!\d)"  # CN landline
+        ),
+    ),
+    (
+        "address",
+        re.compile(
+            rf"\b\d{{1,5}}\s+(?:[A-Z][A-Za-z]*\.?\s+){{1,4}}{_STREET}\b\.?"
+            r"(?:,?\s*(?:Apt|Suite|Unit|#)\s*\w+)?"
+            r"|[\u4e00-\u9fff]{1,12}(?:路|街|大道|巷|胡同)\d{1,5}(?:号|弄)(?:[\u4e00-\u9fff\d]{0,10}(?:室|楼|层))?"
+        ),
+    ),
+)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+class Redaction(BaseModel):
+    """A text after masking, and which kinds were found in it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    kinds: tuple[RedactionKind, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+
+class Redactor:
+    """Masks personal data in texts and elements; blurs it in screenshots."""
+
+    def __init__(self, kinds: tuple[RedactionKind, ...] = REDACTION_KINDS) -> None:
+        self.kinds = tuple(k for k in REDACTION_KINDS if k in kinds)
+
+    @classmethod
+    def from_settings(cls, settings: PerceptionSettings) -> Redactor:
+        """A redactor masking the kinds ``perception.redact_kinds`` names."""
+        return cls(tuple(settings.redact_kinds))
+
+    def redact_text(self, text: str) -> Redaction:
+        """``text`` with every enabled kind of personal data replaced by ``[kind]``."""
+        found: list[RedactionKind] = []
+        for kind, pattern in _PATTERNS:
+            if kind not in self.kinds:
+                continue
+            text = pattern.sub(self._masker(kind, found), text)
+        return Redaction(text=text, kinds=tuple(dict.fromkeys(found)))
+
+    @staticmethod
+    def _masker(kind: RedactionKind, found: list[RedactionKind]) -> Callable[[re.Match[str]], str]:
+        def mask(match: re.Match[str]) -> str:
+            value = match.group(0)
+            if kind == "card" and not _luhn_ok(re.sub(r"\D", "", value)):
+                return value  # an order or tracking number, not a card
+            found.append(kind)
+            return f"[{kind}]"
+
+        return mask
+
+    def redact_element(self, element: UIElement) -> tuple[UIElement, bool]:
+        """The element with masked text and description; True when it held personal data."""
+        text = "" if element.password else element.text
+        redacted_text = self.redact_text(text)
+        redacted_desc = self.redact_text(element.content_desc)
+        sensitive = element.password or redacted_text.changed or redacted_desc.changed
+        if not sensitive and text == element.text:
+            return element, False
+        return (
+            element.model_copy(update={"text": redacted_text.text, "content_desc": redacted_desc.text}),
+            sensitive,
+        )
+
+    def redact_elements(
+        self, elements: tuple[UIElement, ...]
+    ) -> tuple[tuple[UIElement, ...], frozenset[str]]:
+        """Masked elements and the ids of those that carried personal data."""
+        out, sensitive = [], set()
+        for element in elements:
+            masked, hit = self.redact_element(element)
+            out.append(masked)
+            if hit:
+                sensitive.add(element.id)
+        return tuple(out), frozenset(sensitive)
+
+    def blur_screenshot(self, image_bytes: bytes, elements: tuple[UIElement, ...]) -> bytes:
+        """PNG of the screenshot with sensitive elements' boxes blurred beyond reading."""
+        _, sensitive = self.redact_elements(elements)
+        try:
+            with Image.open(io.BytesIO(image_bytes)) as opened:
+                image = opened.convert("RGB")
+        except (OSError, ValueError) as exc:
+            raise ScreenshotError(
+                f"cannot blur the screenshot: it is not a readable image ({exc})",
+                hint="store the PNG exactly as `screencap -p` returned it",
+            ) from exc
+        for element in elements:
+            if element.id not in sensitive or element.bounds.area == 0:
+                continue
+            b = element.bounds
+            box = (b.left, b.top, b.right, b.bottom)
+            radius = max(8, b.height // 2)
+            image.paste(image.crop(box).filter(ImageFilter.GaussianBlur(radius)), box)
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        return buffer.getvalue()
+
+
+def redactor_for(endpoint: LLMEndpoint, settings: PerceptionSettings) -> Redactor | None:
+    """The redactor to apply before sending to ``endpoint``: None for a local model."""
+    return Redactor.from_settings(settings) if endpoint.locality == "cloud" else None
