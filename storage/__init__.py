@@ -1,1 +1,55 @@
-"""storage."""
+"""Object storage (S3 API), the local spool, run manifests and run events.
+
+    open_object_store(settings)  ->  SpoolingObjectStore(S3ObjectStore, Spool)
+    ManifestStore(store)         ->  runs/<run_id>/manifest.json
+    RunEventPublisher(redis, store) / RunEventReader(redis) / iter_replay(store, run_id)
+
+Tests of other packages use :class:`FakeObjectStore` (in memory, can fail on demand).
+"""
+
+from __future__ import annotations
+
+from storage.errors import (
+    EventStreamError,
+    ManifestError,
+    ObjectNotFoundError,
+    SpoolError,
+    StorageError,
+    StoreAccessError,
+    StoreUnavailableError,
+)
+from storage.events import RunEventPublisher, RunEventReader, iter_replay, open_redis
+from storage.keys import RunKeys, route_memory_key
+from storage.manifests import ManifestStore
+from storage.memory import FakeObjectStore
+from storage.objects import ObjectInfo, ObjectStore, guess_content_type
+from storage.s3 import S3ObjectStore
+from storage.spool import Spool, SpoolingObjectStore, SpoolUsage
+from storage.stores import open_object_store, read_spool_usage
+
+__all__ = [
+    "EventStreamError",
+    "FakeObjectStore",
+    "ManifestError",
+    "ManifestStore",
+    "ObjectInfo",
+    "ObjectNotFoundError",
+    "ObjectStore",
+    "RunEventPublisher",
+    "RunEventReader",
+    "RunKeys",
+    "S3ObjectStore",
+    "Spool",
+    "SpoolError",
+    "SpoolUsage",
+    "SpoolingObjectStore",
+    "StorageError",
+    "StoreAccessError",
+    "StoreUnavailableError",
+    "guess_content_type",
+    "iter_replay",
+    "open_object_store",
+    "open_redis",
+    "read_spool_usage",
+    "route_memory_key",
+]

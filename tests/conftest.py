@@ -15,11 +15,23 @@ from pathlib import Path
 
 import pytest
 
+from deploy.local import SeaweedService, is_port_free
+from droidretriever.config import S3Settings, StackSettings, load_settings
+
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_port_block(count: int) -> int:
+    """The first of ``count`` consecutive free loopback ports (SeaweedFS needs a block)."""
+    for _ in range(200):
+        base = free_port()
+        if base + count < 65536 and all(is_port_free("127.0.0.1", base + i) for i in range(count)):
+            return base
+    raise RuntimeError(f"no block of {count} free ports found")
 
 
 def wait_for_port(port: int, timeout: float = 20.0) -> None:
@@ -57,3 +69,30 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def tmp_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("state")
+
+
+@pytest.fixture(scope="session")
+def s3_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedService]:
+    """A real SeaweedFS S3 server (deploy.local's own service code) on free ports.
+
+    Session-wide; a test may stop and restart it (the spool test does) but must
+    leave it running.
+    """
+    settings = load_settings(
+        state_dir=tmp_path_factory.mktemp("s3-state"),
+        s3=S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-test"),
+        stack=StackSettings(weed_base_port=free_port_block(7)),
+    )
+    service = SeaweedService(settings)
+    service.start()
+    try:
+        service.wait_healthy(90)
+        yield service
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_settings(s3_service: SeaweedService) -> S3Settings:
+    """S3Settings pointing at the session's real SeaweedFS server."""
+    return s3_service.settings.s3

@@ -1,1 +1,38 @@
-"""deploy/local."""
+"""The embedded local stack behind ``droidretriever up | down | status``.
+
+    build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService)
+
+New services (device farm, API server, workers) implement :class:`Service`
+(usually by subclassing :class:`ProcessService`) and join the list.
+"""
+
+from __future__ import annotations
+
+from deploy.local.processes import PidFile, ProcessRecord, is_port_free
+from deploy.local.service import (
+    Health,
+    PortClaim,
+    ProcessCommand,
+    ProcessService,
+    Service,
+    ServiceStatus,
+)
+from deploy.local.services import PrefectService, RedisService, SeaweedService
+from deploy.local.stack import Stack, build_stack
+
+__all__ = [
+    "Health",
+    "PidFile",
+    "PortClaim",
+    "PrefectService",
+    "ProcessCommand",
+    "ProcessRecord",
+    "ProcessService",
+    "RedisService",
+    "SeaweedService",
+    "Service",
+    "ServiceStatus",
+    "Stack",
+    "build_stack",
+    "is_port_free",
+]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-import typer
 from rich.console import Console
+from rich.markup import escape
 
 from droidretriever.cli._app import app, state
 from droidretriever.errors import DroidRetrieverError
@@ -23,27 +23,18 @@ from droidretriever.cli import stack as _stack  # noqa: F401
 
 
 def main() -> None:
-    """Console-script entry point."""
-    err = Console(stderr=True)
+    """Console-script entry point.
+
+    Click's standalone mode handles usage errors, aborts and exit codes; only our
+    own errors are caught here, to print them as one line plus the fix.
+    """
     try:
-        app(standalone_mode=False)
+        app()
     except DroidRetrieverError as exc:
         if state.debug:
             raise
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err = Console(stderr=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         if exc.hint:
-            err.print(f"[yellow]fix:[/] {exc.hint}", highlight=False)
+            err.print(f"[yellow]fix:[/] {escape(exc.hint)}", highlight=False)
         sys.exit(1)
-    except typer.Abort:
-        err.print("aborted")
-        sys.exit(130)
-    except (typer.Exit, SystemExit) as exc:
-        code = exc.exit_code if isinstance(exc, typer.Exit) else exc.code
-        sys.exit(code if isinstance(code, int) else 0)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise

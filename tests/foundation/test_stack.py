@@ -1,0 +1,114 @@
+"""``droidretriever up | status | down`` on the real services, in a temporary state folder."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deploy.local import PidFile, ProcessRecord, RedisService
+from deploy.local.processes import is_running, read_start_ticks
+from droidretriever.config import RedisSettings, load_settings
+from tests.conftest import free_port, free_port_block
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+CLI = str(Path(sys.executable).parent / "droidretriever")
+
+
+@pytest.fixture()
+def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    env = {
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "COLUMNS": "200",  # keep rich from wrapping the lines we assert on
+        "DROIDRETRIEVER_STATE_DIR": str(tmp_path / "state"),
+        "DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0",
+        "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
+        "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
+        "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
+    }
+    yield env
+    # Whatever happened, leave no service behind.
+    subprocess.run([CLI, "down"], env=env, capture_output=True, timeout=120, check=False)
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, *args], env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+def test_up_status_down(stack_env: dict[str, str]) -> None:
+    redis_port = int(stack_env["DROIDRETRIEVER_REDIS__URL"].rsplit(":", 1)[1].split("/")[0])
+    state = Path(stack_env["DROIDRETRIEVER_STATE_DIR"])
+
+    # Something else holds the Redis port: a clear error, and nothing half-started.
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", redis_port))
+        squatter.listen()
+        taken = _cli(stack_env, "up")
+    assert taken.returncode == 1
+    assert f"port {redis_port} (Redis) is already in use" in taken.stderr
+    assert "DROIDRETRIEVER_REDIS__URL" in taken.stderr
+    assert "Traceback" not in taken.stderr
+    assert not list(state.glob("run/*.pid"))
+
+    first = _cli(stack_env, "up")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("healthy") == 3
+    pids = sorted(p.read_text() for p in (state / "run").glob("*.pid"))
+    assert len(pids) == 3
+
+    again = _cli(stack_env, "up")  # idempotent: same processes, no new ones
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.read_text() for p in (state / "run").glob("*.pid")) == pids
+
+    status = _cli(stack_env, "status")
+    assert status.returncode == 0, status.stderr
+    for name in ("redis", "s3", "prefect"):
+        assert name in status.stdout
+    assert status.stdout.count("healthy") == 3
+    assert "storage spool" in status.stdout
+    assert (state / "logs" / "prefect.log").is_file()
+
+    down = _cli(stack_env, "down")
+    assert down.returncode == 0, down.stderr
+    assert down.stdout.count("stopped") == 3
+    assert not list((state / "run").glob("*.pid"))
+    after = _cli(stack_env, "status")
+    assert after.returncode == 3  # unhealthy: scripts can tell
+    assert after.stdout.count("not started") == 3
+
+
+def test_down_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
+    settings = load_settings(
+        state_dir=tmp_path, redis=RedisSettings(url=f"redis://127.0.0.1:{free_port()}/0")
+    )
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        ticks = read_start_ticks(stranger.pid)
+        assert ticks is not None
+        service = RedisService(settings)
+        # A stale pid file whose pid now belongs to another process (start time differs).
+        service.pid_file.write(
+            ProcessRecord(
+                name="redis", pid=stranger.pid, start_ticks=ticks - 1,
+                argv=("redis-server",), log_path=tmp_path / "redis.log",
+            )
+        )
+        assert service.stop() is False
+        assert stranger.poll() is None  # still alive
+        assert PidFile(tmp_path / "run", "redis").read() is None  # the stale record is gone
+        assert not is_running(
+            ProcessRecord(
+                name="x", pid=stranger.pid, start_ticks=ticks + 1, argv=(), log_path=tmp_path
+            )
+        )
+    finally:
+        stranger.kill()
+        stranger.wait()
