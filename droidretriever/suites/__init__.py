@@ -1,0 +1,37 @@
+"""The paper's evaluation tasks as data: one YAML file per task under ``study1/`` and ``study2/``.
+
+    from droidretriever.suites import load_suite
+    for task in load_suite():
+        task.id, task.query, task.apps, task.page_mode, task.scoring_points, task.paths
+
+Each task names the apps it needs (by launcher label), the page mode and
+access type from the paper, the scoring points exactly as the virtual phones
+render them, and per app a scripted path from launch to the screens that show
+them (the task-coverage test plays these paths; benchmarks reuse the tasks).
+"""
+
+from __future__ import annotations
+
+from droidretriever.suites.errors import SuiteError
+from droidretriever.suites.task import (
+    SUITES_DIR,
+    Access,
+    Step,
+    StepKind,
+    Study,
+    SuiteTask,
+    load_suite,
+    load_task,
+)
+
+__all__ = [
+    "SUITES_DIR",
+    "Access",
+    "Step",
+    "StepKind",
+    "Study",
+    "SuiteError",
+    "SuiteTask",
+    "load_suite",
+    "load_task",
+]

@@ -1,0 +1,186 @@
+"""One benchmark task: the question, its apps, page mode, scoring points and scripted paths.
+
+A task file looks like this (``study2/s2_single_04_amap_driving_time.yaml``)::
+
+    id: s2_single_04_amap_driving_time
+    study: study2
+    query: Check the driving time to Shanghai using Amap.
+    apps: [Amap]
+    page_mode: focused
+    access: open_web
+    criteria: Give 15h (allowable error within ±1h).
+    scoring_points: ["15小时12分"]
+    paths:
+      Amap:
+        - open_app: Amap
+        - tap_text: 搜索地点、公交、地铁
+        - input: 上海
+        - submit
+        - tap_text: 上海市
+        - tap_text: 路线
+        - expect_text: 驾车方案
+
+Steps are one-key mappings (``tap_text: 京东``) or bare words for the steps
+without an argument (``submit``, ``back``, ``capture``). What a step means on
+a phone is described on :class:`StepKind`. The evidence of a path is the page
+reached by its last navigating step plus the screens its later swipes show,
+and every page kept earlier with ``capture`` (multi-page tasks).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Self
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from droidretriever.models import PageMode
+from droidretriever.suites.errors import SuiteError
+
+__all__ = [
+    "SUITES_DIR",
+    "Access",
+    "Step",
+    "StepKind",
+    "Study",
+    "SuiteTask",
+    "load_suite",
+    "load_task",
+]
+
+SUITES_DIR = Path(__file__).resolve().parent
+
+
+class Study(StrEnum):
+    """Which study of the DroidRetriever paper a task comes from."""
+
+    STUDY1 = "study1"  # report synthesis from screens (Table 1 / Table 5)
+    STUDY2 = "study2"  # end-to-end retrieval (Tables 2, 3, 6, 7)
+
+
+class Access(StrEnum):
+    """Whether a general web agent could reach the answer (paper, Tables 2 and 3)."""
+
+    OPEN_WEB = "open_web"
+    LOGIN_GATED = "login_gated"
+
+
+class StepKind(StrEnum):
+    """A scripted step, as a person (or a script) does it on the phone."""
+
+    OPEN_APP = "open_app"  # launch the app with this label
+    TAP_TEXT = "tap_text"  # tap the centre of the node whose text (or content-desc) is exactly this
+    INPUT = "input"  # type this text into the focused field
+    SUBMIT = "submit"  # press ENTER (runs the focused search)
+    BACK = "back"  # press BACK
+    SWIPE_UP = "swipe_up"  # N swipes of about 2/3 screen, reading the screen after each
+    EXPECT_TEXT = "expect_text"  # this text must be on the screen now (a check, not a move)
+    CAPTURE = "capture"  # keep the current page and its scrolls as evidence (multi-page paths)
+
+    @property
+    def navigates(self) -> bool:
+        """Whether the step may change the page (the evidence collected so far then ends)."""
+        return self in _NAVIGATING
+
+
+_NAVIGATING = frozenset({StepKind.OPEN_APP, StepKind.TAP_TEXT, StepKind.SUBMIT, StepKind.BACK})
+_NEEDS_TEXT = frozenset({StepKind.OPEN_APP, StepKind.TAP_TEXT, StepKind.INPUT, StepKind.EXPECT_TEXT})
+
+
+class Step(BaseModel):
+    """One step of a path: ``kind`` and its text or count."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: StepKind
+    text: str = ""  # open_app / tap_text / input / expect_text
+    count: int = Field(default=1, ge=1, le=50)  # swipe_up
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: object) -> object:
+        """Accept ``submit`` and ``{tap_text: 京东}`` / ``{swipe_up: 3}`` as written in task files."""
+        if isinstance(value, str):
+            return {"kind": value}
+        if isinstance(value, dict) and len(value) == 1 and "kind" not in value:
+            ((kind, arg),) = value.items()
+            if kind == StepKind.SWIPE_UP.value:
+                return {"kind": kind, "count": arg}
+            return {"kind": kind, "text": "" if arg is None else str(arg)}
+        return value
+
+    @model_validator(mode="after")
+    def _check_argument(self) -> Self:
+        if self.kind in _NEEDS_TEXT and not self.text:
+            raise ValueError(f"step {self.kind.value!r} needs a text, e.g. '{self.kind.value}: ...'")
+        return self
+
+
+class SuiteTask(BaseModel):
+    """A benchmark task with everything needed to check that the phones can answer it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^s[12]_[a-z0-9_]+$")
+    study: Study
+    query: str = Field(min_length=1)
+    apps: tuple[str, ...] = Field(min_length=1)  # launcher labels
+    page_mode: PageMode
+    access: Access
+    criteria: str = ""  # the paper's scoring criterion, for people grading reports
+    day: int = 0  # simulated day on which the scoring points hold (data varies by day)
+    scoring_points: tuple[str, ...] = Field(min_length=1)
+    paths: dict[str, tuple[Step, ...]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_page_mode(cls, value: object) -> object:
+        if isinstance(value, dict) and isinstance(value.get("page_mode"), str):
+            return {**value, "page_mode": PageMode.parse(value["page_mode"])}
+        return value
+
+    @model_validator(mode="after")
+    def _check_paths(self) -> Self:
+        missing = [a for a in self.apps if a not in self.paths]
+        extra = [a for a in self.paths if a not in self.apps]
+        if missing or extra:
+            raise ValueError(f"paths must name exactly the apps {list(self.apps)}: "
+                             f"missing {missing}, not in apps {extra}")
+        for app, steps in self.paths.items():
+            if not steps or steps[0].kind is not StepKind.OPEN_APP or steps[0].text != app:
+                raise ValueError(f"the path of {app!r} must start with 'open_app: {app}'")
+        return self
+
+
+def load_task(path: Path) -> SuiteTask:
+    """Read and validate one task file; the id must match the file name."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SuiteError(f"cannot read task file {path}: {exc}",
+                         hint="fix the YAML syntax (see droidretriever/suites/task.py)") from exc
+    try:
+        task = SuiteTask.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"  {'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+                 for e in exc.errors()]
+        raise SuiteError(f"{path} is not a valid task:\n" + "\n".join(lines[:20]),
+                         hint="compare with the example in droidretriever/suites/task.py") from exc
+    if task.id != path.stem:
+        raise SuiteError(f"{path}: id {task.id!r} differs from the file name",
+                         hint=f"rename the file to {task.id}.yaml or change the id")
+    return task
+
+
+def load_suite(root: Path = SUITES_DIR) -> list[SuiteTask]:
+    """Every task under ``root`` (``study1/*.yaml``, ``study2/*.yaml``), sorted by id."""
+    tasks = [load_task(p) for p in sorted(root.glob("study*/*.yaml"))]
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise SuiteError(f"task id {task.id} is used twice under {root}",
+                             hint="give every task file its own id")
+        seen.add(task.id)
+    return sorted(tasks, key=lambda t: t.id)
