@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from droidretriever.cli._app import app
 
@@ -13,3 +17,101 @@ farm_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(farm_app, name="farm")
+
+_STATE_STYLE = {
+    "idle": "green", "leased": "cyan", "paused_for_user": "yellow",
+    "offline": "red", "quarantined": "bold red",
+}
+
+
+@farm_app.command("up")
+def up(
+    sim: int = typer.Option(0, "--sim", help="Start N virtual phones and a worker for each."),
+    adb: bool = typer.Option(False, "--adb", help="A worker for every phone `adb devices` lists."),
+    emulators: str = typer.Option("", "--emulators", help="Boot these AVDs headless: avd1,avd2."),
+    wait_s: float = typer.Option(90.0, "--wait", help="Seconds to wait for workers to register."),
+) -> None:
+    """Start phones and one device-bound worker per phone (background processes)."""
+    from device_farm.launcher import (
+        bring_up_adb,
+        bring_up_emulators,
+        bring_up_sim,
+        wait_for_workers,
+    )
+    from device_farm.registry import DeviceRegistry
+    from droidretriever.config import load_settings
+
+    chosen = [bool(sim), adb, bool(emulators)]
+    if sum(chosen) != 1:
+        raise typer.BadParameter("choose exactly one of --sim N, --adb, --emulators avd1,avd2")
+    settings = load_settings()
+    console = Console()
+    if sim:
+        manifest = bring_up_sim(settings, sim)
+    elif adb:
+        manifest = bring_up_adb(settings)
+    else:
+        manifest = bring_up_emulators(settings, [a.strip() for a in emulators.split(",") if a.strip()])
+    console.print(f"{len(manifest.serials)} phones on adb {manifest.adb_host}:{manifest.adb_port}; "
+                  "waiting for their workers...")
+    wait_for_workers(DeviceRegistry.from_settings(settings), manifest.serials, timeout_s=wait_s)
+    _print_status(console)
+
+
+@farm_app.command("status")
+def status() -> None:
+    """Each phone: apps, state (and why), lease, last heartbeat, sub-tasks done/failed."""
+    _print_status(Console())
+
+
+@farm_app.command("down")
+def down() -> None:
+    """Stop the workers (unfinished sub-tasks go back to the queue), the monitor and phones."""
+    from device_farm.launcher import bring_down
+    from droidretriever.config import load_settings
+
+    stopped = bring_down(load_settings())
+    Console().print(f"stopped {len(stopped)} processes" if stopped else "no farm was running")
+
+
+def _print_status(console: Console) -> None:
+    import redis
+
+    from device_farm.processes import is_running, read_manifest
+    from device_farm.registry import DeviceRegistry
+    from droidretriever.config import load_settings
+    from droidretriever.errors import ServiceError
+
+    settings = load_settings()
+    manifest = read_manifest(settings.state_dir)
+    try:
+        statuses = DeviceRegistry.from_settings(settings).statuses()
+    except redis.RedisError as exc:
+        raise ServiceError(
+            f"cannot read the farm registry at {settings.redis.url}: {exc}",
+            hint="start the local stack with `droidretriever up` (or set DROIDRETRIEVER_REDIS__URL)",
+        ) from exc
+    table = Table(title="device farm")
+    for column in ("device", "model", "apps", "state", "lease", "last heartbeat", "done", "failed"):
+        table.add_column(column)
+    now = datetime.now(UTC)
+    for st in statuses:
+        style = _STATE_STYLE.get(st.state.value, "")
+        state = f"[{style}]{st.state.value}[/]" + (f"\n{st.reason}" if st.reason else "")
+        lease = f"{st.lease_run} ({st.lease_ttl_s:.0f} s)" if st.lease_run and st.lease_ttl_s else "-"
+        beat = f"{(now - st.last_heartbeat).total_seconds():.1f} s ago" if st.last_heartbeat else "missed"
+        labels = [app.label for app in st.info.apps]
+        apps = f"{len(labels)}: " + ", ".join(labels[:4]) + (", ..." if len(labels) > 4 else "")
+        table.add_row(st.info.serial, st.info.model, apps, state, lease, beat,
+                      str(st.tasks_done), str(st.tasks_failed))
+    console.print(table)
+    if manifest is not None:
+        running = sum(1 for p in manifest.processes if is_running(p))
+        console.print(f"farm mode {manifest.mode}: {running}/{len(manifest.processes)} "
+                      f"processes running (logs in {settings.state_dir / 'farm'})")
+    elif not statuses:
+        console.print("no farm is up: `droidretriever farm up --sim 2` starts two virtual phones")
+
+# `farm sim` lives in its own module and registers itself on farm_app.
+from droidretriever.cli import farm_sim as _farm_sim  # noqa: E402, F401
+

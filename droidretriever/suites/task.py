@@ -58,6 +58,7 @@ class Study(StrEnum):
 
     STUDY1 = "study1"  # report synthesis from screens (Table 1 / Table 5)
     STUDY2 = "study2"  # end-to-end retrieval (Tables 2, 3, 6, 7)
+    EXAMPLES = "examples"  # the product's own examples (Crumbl pickup, hotels near USJ)
 
 
 class Access(StrEnum):
@@ -123,7 +124,7 @@ class SuiteTask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(pattern=r"^s[12]_[a-z0-9_]+$")
+    id: str = Field(pattern=r"^(s[12]|ex)_[a-z0-9_]+$")
     study: Study
     query: str = Field(min_length=1)
     apps: tuple[str, ...] = Field(min_length=1)  # launcher labels
@@ -175,8 +176,9 @@ def load_task(path: Path) -> SuiteTask:
 
 
 def load_suite(root: Path = SUITES_DIR) -> list[SuiteTask]:
-    """Every task under ``root`` (``study1/*.yaml``, ``study2/*.yaml``), sorted by id."""
-    tasks = [load_task(p) for p in sorted(root.glob("study*/*.yaml"))]
+    """Every task under ``root`` (``study1/``, ``study2/``, ``examples/``), sorted by id."""
+    paths = sorted(root.glob("study*/*.yaml")) + sorted(root.glob("examples/*.yaml"))
+    tasks = [load_task(p) for p in paths]
     seen: set[str] = set()
     for task in tasks:
         if task.id in seen:

@@ -1,0 +1,225 @@
+"""Device farm benchmark: ``python -m bench.farm`` (area "farm" of docs/benchmarks.md).
+
+1. ``observe()`` through AdbDriver on a virtual phone at zero latency (phones in
+   their own process, as in production, so the driver and the simulator do
+   not share a GIL): median and p95.
+2. Dispatch overhead: enqueue -> worker -> result for the no-op device task.
+3. Throughput: fixed-length synthetic sub-tasks (observe + scroll steps) on 1,
+   4, 8, 16 phones under the realistic latency profile; speed-up over one phone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.results import summarize_ms, write_section
+from device_farm.adb_client import list_adb_devices
+from device_farm.adb_driver import AdbDriver
+from device_farm.processes import ProcessRecord, start_process, stop_processes
+from device_farm.registry import DeviceRegistry
+from droidretriever.config import Settings, load_settings
+from tasks.celery_app import create_celery_app
+from tasks.farm_client import FarmClient
+from tasks.farm_tasks import (
+    DIAGNOSE,
+    SYNTHETIC,
+    DiagnoseRequest,
+    DiagnoseResult,
+    SyntheticRequest,
+    SyntheticResult,
+)
+from tests.conftest import free_port, wait_for_port
+
+MCDONALDS = "com.mcdonalds.gma.cn"
+
+
+def _start_sim(state: Path, phones: int, latency: str) -> tuple[ProcessRecord, int]:
+    port = free_port()
+    record = start_process(state, f"sim-{phones}-{latency}", [
+        "python", "-m", "device_farm.sim", "--phones", str(phones), "--port", str(port),
+        "--latency", latency,
+    ])
+    try:
+        wait_for_port(port, timeout=90)
+    except TimeoutError:
+        raise TimeoutError(f"virtual phones did not start:\n{record.log.read_text()[-2000:]}") from None
+    deadline = time.monotonic() + 60
+    while len([e for e in list_adb_devices("127.0.0.1", port) if e.state == "device"]) < phones:
+        if time.monotonic() > deadline:
+            raise TimeoutError("virtual phones did not come up")
+        time.sleep(0.2)
+    return record, port
+
+
+def bench_observe(state: Path, samples: int) -> tuple[str, float]:
+    sim, port = _start_sim(state, 1, "zero")
+    try:
+        driver = AdbDriver("emulator-5554", port=port)
+        driver.open_app(MCDONALDS)
+        for _ in range(5):
+            driver.observe()
+        times, parts = [], []
+        for _ in range(samples):
+            started = time.perf_counter()
+            observation = driver.observe()
+            times.append(time.perf_counter() - started)
+            parts.append(observation.timings)
+        driver.close()
+    finally:
+        stop_processes([sim])
+    breakdown = (
+        f"screenshot transfer {statistics.median(p.screenshot_ms for p in parts):.1f} ms, "
+        f"PNG encode {statistics.median(p.encode_ms for p in parts):.1f} ms, "
+        f"hierarchy {statistics.median(p.hierarchy_ms for p in parts):.1f} ms, "
+        f"focus {statistics.median(p.focus_ms for p in parts):.1f} ms (run side by side)"
+    )
+    return f"{summarize_ms(times)}; parts (medians): {breakdown}", statistics.median(times)
+
+
+class _Farm:
+    def __init__(self, settings: Settings, state: Path, phones: int, latency: str) -> None:
+        self.sim, port = _start_sim(state, phones, latency)
+        self.serials = [e.serial for e in list_adb_devices("127.0.0.1", port)]
+        self.workers = [
+            start_process(state, f"worker-{serial}-{phones}", [
+                "python", "-m", "tasks.device_worker", "--serial", serial, "--adb-port", str(port),
+                "--loglevel", "WARNING",
+            ])
+            for serial in self.serials
+        ]
+        registry = DeviceRegistry.from_settings(settings)
+        deadline = time.monotonic() + 180
+        while any(registry.last_heartbeat(s) is None for s in self.serials):
+            if time.monotonic() > deadline:
+                raise TimeoutError("workers did not register")
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        stop_processes(self.workers)
+        stop_processes([self.sim])
+
+
+def bench_dispatch(client: FarmClient, samples: int) -> tuple[str, float]:
+    for _ in range(10):
+        client.send_to_device(DIAGNOSE, "emulator-5554", DiagnoseRequest(), DiagnoseResult).get(30)
+    times = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        client.send_to_device(DIAGNOSE, "emulator-5554", DiagnoseRequest(), DiagnoseResult).get(30)
+        times.append(time.perf_counter() - started)
+    return summarize_ms(times), statistics.median(times)
+
+
+def bench_throughput(client: FarmClient, phones: int, per_phone: int, steps: int) -> float:
+    """Sub-tasks per minute for ``phones`` phones, each given ``per_phone`` sub-tasks."""
+    # Warm-up, untimed: each worker's first sub-task pays imports and the app's first launch.
+    warm = [
+        client.send_to_device(SYNTHETIC, f"emulator-{5554 + 2 * i}", SyntheticRequest(
+            run_id=f"warm-{phones}", subtask_id=f"w{i}", package=MCDONALDS, steps=1),
+            SyntheticResult)
+        for i in range(phones)
+    ]
+    for item in warm:
+        item.get(timeout=600)
+    total = phones * per_phone
+    started = time.perf_counter()
+    pending = [
+        client.send_to_app(SYNTHETIC, MCDONALDS, SyntheticRequest(
+            run_id=f"bench-{phones}-{started:.0f}", subtask_id=f"s{i}", package=MCDONALDS,
+            steps=steps), SyntheticResult)
+        for i in range(total)
+    ]
+    for item in pending:
+        item.get(timeout=600)
+    return total / (time.perf_counter() - started) * 60
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every farm benchmark and write the "farm" section of docs/benchmarks.md."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--phones", default="1,4,8,16")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--per-phone", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=60)
+    args = parser.parse_args(argv)
+    binary = shutil.which("redis-server")
+    if binary is None:
+        sys.exit("redis-server is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp)
+        redis_port = free_port()
+        redis_proc = subprocess.Popen(
+            [binary, "--port", str(redis_port), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL)
+        wait_for_port(redis_port)
+        os.environ["DROIDRETRIEVER_REDIS__URL"] = f"redis://127.0.0.1:{redis_port}/0"
+        os.environ["DROIDRETRIEVER_STATE_DIR"] = str(state)
+        settings = load_settings()
+        app = create_celery_app(settings)
+        client = FarmClient(app)
+        try:
+            observe_line, observe_median = bench_observe(state, args.samples)
+            print("observe:", observe_line, flush=True)
+            farm = _Farm(settings, state, 1, "zero")
+            try:
+                dispatch_line, dispatch_median = bench_dispatch(client, args.samples)
+            finally:
+                farm.stop()
+            print("dispatch:", dispatch_line, flush=True)
+            rates: dict[int, float] = {}
+            for phones in (int(p) for p in args.phones.split(",")):
+                farm = _Farm(settings, state, phones, "realistic")
+                try:
+                    rates[phones] = bench_throughput(client, phones, args.per_phone, args.steps)
+                finally:
+                    farm.stop()
+                print(f"{phones} phones: {rates[phones]:.1f} sub-tasks/min", flush=True)
+        finally:
+            app.close()
+            redis_proc.terminate()
+            redis_proc.wait(timeout=10)
+    base = rates[min(rates)]
+    rows = "\n".join(
+        f"| {n} | {rate:.1f} | {rate / base:.2f}x |" for n, rate in sorted(rates.items()))
+    counts = sorted(rates)
+    saturation = next(
+        (f"between {a} and {b} phones (throughput grew only {rates[b] / rates[a] - 1:.0%})"
+         for a, b in itertools.pairwise(counts) if rates[b] / rates[a] < 1 + 0.5 * (b / a - 1)),
+        f"not within {counts[-1]} phones",
+    )
+    at8 = f"{rates[8] / base:.1f}x" if 8 in rates else "not measured"
+    body = f"""
+- `observe()` through AdbDriver, one virtual phone at zero latency (phones in their own
+  process): {observe_line}. Goal: median under 40 ms -> {"met" if observe_median < 0.040 else "not met"}.
+- Dispatch overhead, enqueue -> device worker -> result for the no-op `farm.diagnose` task
+  (Redis broker and backend on loopback): {dispatch_line}. Goal: median under 20 ms ->
+  {"met" if dispatch_median < 0.020 else "not met"}.
+- Throughput: synthetic sub-tasks of {args.steps} observe + scroll steps (after force-stop and
+  launch), {args.per_phone} per phone, realistic latency profile (150 ms screenshot, 300 ms dump,
+  300 ms settle), one worker process per phone:
+
+| phones | sub-tasks / min | speed-up |
+|---|---|---|
+{rows}
+
+Speed-up at 8 phones: {at8} (goal: at least 6x). This host saturates {saturation}.
+The host has {os.cpu_count()} cores shared with other work; the virtual phones run in one
+process and every worker is its own Python process, so beyond a few phones the host's CPU
+(rendering, the 10 MB raw screenshot transfer and PNG encoding of every observe) becomes
+the limit, not the phones' simulated latency.
+"""
+    path = write_section("farm", "Device farm", "python -m bench.farm", body)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Bring a farm up and down: phones (virtual, adb-attached, emulators), one worker each, a monitor.
+
+Used by ``droidretriever farm up|down``; everything runs as background
+processes recorded in ``<state_dir>/farm/farm.json`` (see device_farm.processes).
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+
+import redis
+
+from device_farm.adb_client import list_adb_devices
+from device_farm.emulators import emulator_argv, find_emulator_binary, wait_for_boot
+from device_farm.errors import DeviceError, FarmSetupError
+from device_farm.processes import (
+    FarmManifest,
+    ProcessRecord,
+    is_running,
+    read_manifest,
+    start_process,
+    stop_process,
+    stop_processes,
+    write_manifest,
+)
+from device_farm.registry import DeviceRegistry
+from droidretriever.config import Settings
+
+__all__ = [
+    "bring_down",
+    "bring_up_adb",
+    "bring_up_emulators",
+    "bring_up_sim",
+    "wait_for_workers",
+]
+
+
+def _check_no_farm(settings: Settings) -> None:
+    manifest = read_manifest(settings.state_dir)
+    if manifest is not None and any(is_running(p) for p in manifest.processes):
+        raise FarmSetupError(
+            f"a farm ({manifest.mode}, {len(manifest.serials)} phones) is already up "
+            f"under {settings.state_dir}",
+            hint="`droidretriever farm down` first, or use another DROIDRETRIEVER_STATE_DIR",
+        )
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _wait_for_adb(host: str, port: int, count: int, timeout_s: float) -> tuple[str, ...]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            serials = tuple(e.serial for e in list_adb_devices(host, port) if e.state == "device")
+            if len(serials) >= count:
+                return serials
+        except DeviceError:
+            pass
+        time.sleep(0.2)
+    raise FarmSetupError(
+        f"the virtual phones did not come up on {host}:{port} within {timeout_s:.0f} s",
+        hint="see <state_dir>/farm/sim.log",
+    )
+
+
+def _worker_name(serial: str) -> str:
+    return "worker-" + re.sub(r"[^A-Za-z0-9_.-]", "_", serial)
+
+
+def _start_workers(settings: Settings, host: str, port: int,
+                   serials: tuple[str, ...]) -> list[ProcessRecord]:
+    records = [
+        start_process(settings.state_dir, _worker_name(serial), [
+            "python", "-m", "tasks.device_worker", "--serial", serial,
+            "--adb-host", host, "--adb-port", str(port),
+        ])
+        for serial in serials
+    ]
+    records.append(start_process(settings.state_dir, "monitor",
+                                 ["python", "-m", "tasks.farm_monitor"]))
+    return records
+
+
+def bring_up_sim(settings: Settings, phones: int) -> FarmManifest:
+    """Start ``phones`` virtual phones (one background process) and a worker for each."""
+    _check_no_farm(settings)
+    host, port = settings.sim.host, settings.sim.adb_port
+    if not _port_free(host, port):
+        raise FarmSetupError(
+            f"port {host}:{port} for the virtual phones' adb server is taken",
+            hint="stop what uses it, or set DROIDRETRIEVER_SIM__ADB_PORT to a free port",
+        )
+    sim = start_process(settings.state_dir, "sim", [
+        "python", "-m", "device_farm.sim", "--phones", str(phones), "--host", host,
+        "--port", str(port), "--seed", str(settings.sim.seed),
+        "--latency", settings.sim.latency.value,
+    ])
+    try:
+        serials = _wait_for_adb(host, port, phones, timeout_s=60.0)
+    except FarmSetupError:
+        stop_process(sim)
+        raise
+    records = [sim, *_start_workers(settings, host, port, serials)]
+    manifest = FarmManifest(mode="sim", adb_host=host, adb_port=port, serials=serials,
+                            processes=tuple(records))
+    write_manifest(settings.state_dir, manifest)
+    return manifest
+
+
+def bring_up_adb(settings: Settings) -> FarmManifest:
+    """A worker for every phone the adb server lists as ``device``."""
+    _check_no_farm(settings)
+    host, port = settings.farm.adb_host, settings.farm.adb_port
+    entries = list_adb_devices(host, port)
+    serials = tuple(e.serial for e in entries if e.state == "device")
+    if not serials:
+        others = ", ".join(f"{e.serial} ({e.state})" for e in entries) or "none"
+        raise FarmSetupError(
+            f"adb at {host}:{port} lists no usable phone (listed: {others})",
+            hint="plug a phone in with USB debugging on and accept the prompt, or "
+            "`adb connect <ip>:5555` for Wi-Fi adb (see docs/device-farm.md)",
+        )
+    manifest = FarmManifest(mode="adb", adb_host=host, adb_port=port, serials=serials,
+                            processes=tuple(_start_workers(settings, host, port, serials)))
+    write_manifest(settings.state_dir, manifest)
+    return manifest
+
+
+def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
+    """Boot each AVD headless from its clean snapshot, wait for boot, start their workers."""
+    _check_no_farm(settings)
+    binary = find_emulator_binary(settings.farm.android_sdk_root)
+    host, port = settings.farm.adb_host, settings.farm.adb_port
+    emulators = [
+        start_process(settings.state_dir, f"emulator-{avd}", emulator_argv(binary, avd, index))
+        for index, avd in enumerate(avds)
+    ]
+    serials = tuple(f"emulator-{5554 + 2 * index}" for index in range(len(avds)))
+    try:
+        for serial in serials:
+            wait_for_boot(host, port, serial, settings.farm.emulator_boot_timeout_s)
+    except DeviceError:
+        for record in emulators:
+            stop_process(record)
+        raise
+    records = [*emulators, *_start_workers(settings, host, port, serials)]
+    manifest = FarmManifest(mode="emulators", adb_host=host, adb_port=port, serials=serials,
+                            processes=tuple(records))
+    write_manifest(settings.state_dir, manifest)
+    return manifest
+
+
+def wait_for_workers(registry: DeviceRegistry, serials: tuple[str, ...],
+                     timeout_s: float = 60.0) -> None:
+    """Wait until every serial's worker has registered and beats."""
+    deadline = time.monotonic() + timeout_s
+    missing = set(serials)
+    while time.monotonic() < deadline:
+        missing = {s for s in serials if registry.last_heartbeat(s) is None}
+        if not missing:
+            return
+        time.sleep(0.2)
+    raise FarmSetupError(
+        f"workers for {', '.join(sorted(missing))} did not register within {timeout_s:.0f} s",
+        hint="see their logs under <state_dir>/farm/worker-*.log; is Redis up (`droidretriever up`)?",
+    )
+
+
+def bring_down(settings: Settings) -> tuple[str, ...]:
+    """Stop workers first (warm: unfinished sub-tasks go back), then the monitor and phones."""
+    manifest = read_manifest(settings.state_dir)
+    if manifest is None:
+        return ()
+    workers = [p for p in manifest.processes if p.name.startswith("worker-")]
+    others = [p for p in manifest.processes if not p.name.startswith("worker-")]
+    stopped = [*stop_processes(workers), *stop_processes(others)]
+    try:
+        registry = DeviceRegistry.from_settings(settings)
+        for serial in manifest.serials:
+            registry.remove(serial)
+    except redis.RedisError:
+        pass  # Redis already down: nothing left to clean there
+    write_manifest(settings.state_dir, None)
+    return tuple(stopped)

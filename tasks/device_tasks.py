@@ -1,0 +1,120 @@
+"""Device-bound tasks: plain functions that get the worker's phone, wrapped for Celery.
+
+Write one like this (``tasks/navigate.py`` will)::
+
+    @device_task("farm.navigate", NavigateRequest)
+    def navigate(device: BoundDevice, request: NavigateRequest) -> SubTaskResult: ...
+
+and add the module to ``DEVICE_TASK_MODULES`` in ``tasks/celery_app.py``.
+The wrapper validates the JSON message into the request model, leases the
+phone for ``request.run_id`` (when the model has one), runs the function with
+the bound device, and returns ``result.model_dump(mode="json")``. A phone that
+is lost or fails its health checks is quarantined and the message is put
+back for another phone (``Reject(requeue=True)``); any other error fails the
+task as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from celery import Celery, Task
+from celery.exceptions import Reject
+from pydantic import BaseModel, ValidationError
+
+from device_farm.errors import DeviceBusy, DeviceLost, DeviceQuarantined, DeviceTimeout
+from device_farm.models import InflightTask
+from tasks.bound_device import BoundDevice, bound_device
+
+__all__ = ["DeviceTaskSpec", "device_task", "iter_device_tasks", "register_device_tasks"]
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
+_DeviceFn = Callable[[BoundDevice, Any], BaseModel]
+
+_SPECS: dict[str, DeviceTaskSpec] = {}
+
+
+@dataclass(frozen=True)
+class DeviceTaskSpec:
+    """A device-bound task: its Celery name, request model and function."""
+
+    name: str
+    request: type[BaseModel]
+    fn: _DeviceFn
+
+
+def device_task(
+    name: str, request: type[RequestT]
+) -> Callable[[Callable[[BoundDevice, RequestT], BaseModel]], Callable[[BoundDevice, RequestT], BaseModel]]:
+    """Declare a device-bound task; the function stays a plain, directly testable function."""
+
+    def register(fn: Callable[[BoundDevice, RequestT], BaseModel]) -> Callable[[BoundDevice, RequestT], BaseModel]:
+        if name in _SPECS and _SPECS[name].fn is not fn:
+            raise ValueError(f"two device tasks are named {name!r}")
+        _SPECS[name] = DeviceTaskSpec(name=name, request=request, fn=fn)
+        return fn
+
+    return register
+
+
+def iter_device_tasks() -> tuple[DeviceTaskSpec, ...]:
+    """Every declared device task, by name."""
+    return tuple(_SPECS[name] for name in sorted(_SPECS))
+
+
+def register_device_tasks(app: Celery) -> None:
+    """Register a Celery task on ``app`` for every declared device task."""
+    for spec in iter_device_tasks():
+        app.task(name=spec.name, bind=True, acks_late=True, reject_on_worker_lost=True)(
+            _make_runner(spec)
+        )
+
+
+def _make_runner(spec: DeviceTaskSpec) -> Callable[..., dict[str, Any]]:
+    def run(task: Task[Any, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            request = spec.request.model_validate(payload)
+        except ValidationError as exc:
+            # A malformed message will never succeed: fail it instead of redelivering it.
+            raise ValueError(f"{spec.name}: bad request: {exc}") from exc
+        return run_device_task(task, spec, request).model_dump(mode="json")
+
+    run.__name__ = spec.name.rsplit(".", 1)[-1]
+    run.__doc__ = spec.fn.__doc__
+    return run
+
+
+def run_device_task(task: Task[Any, Any], spec: DeviceTaskSpec, request: BaseModel) -> BaseModel:
+    """Run ``spec`` on this worker's phone with lease, in-flight record and health handling."""
+    device = bound_device()
+    run_id = getattr(request, "run_id", None)
+    delivery = task.request.delivery_info or {}
+    inflight = InflightTask(
+        task_id=str(task.request.id), task_name=spec.name,
+        queue=str(delivery.get("routing_key") or ""), started_at=datetime.now(UTC),
+    )
+    if isinstance(run_id, str) and run_id:
+        try:
+            device.begin_run(run_id)
+        except DeviceBusy as exc:
+            # Another run holds this phone (paused): hand the sub-task to another phone.
+            raise Reject(str(exc), requeue=True) from exc
+    device.registry.set_inflight(device.serial, inflight)
+    try:
+        result = spec.fn(device, request)
+    except (DeviceLost, DeviceTimeout, DeviceQuarantined) as exc:
+        device.quarantine(str(exc))
+        device.registry.set_inflight(device.serial, None)
+        raise Reject(f"{device.serial} quarantined: {exc}", requeue=True) from exc
+    except Exception:
+        device.registry.set_inflight(device.serial, None)
+        device.registry.record_task(device.serial, ok=False)
+        device.end_run()
+        raise
+    device.registry.set_inflight(device.serial, None)
+    device.registry.record_task(device.serial, ok=True)
+    device.end_run()
+    return result

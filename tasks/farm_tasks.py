@@ -1,0 +1,114 @@
+"""Farm-level device tasks: a diagnostic no-op and a synthetic sub-task.
+
+``farm.diagnose`` answers which phone and worker took it (optionally after one
+observe): it measures dispatch overhead and checks routing. ``farm.synthetic``
+runs a fixed number of observe + act steps on an app, like a navigation
+sub-task without the model, for fault tests and throughput benchmarks. Each
+step is recorded under a run-scoped key (``farm:synthetic:<run>:<subtask>``,
+field = step), so a redelivered sub-task overwrites its steps instead of
+duplicating them; completions are appended to a list so a duplicate would show.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from device_farm.models import Key
+from droidretriever.models import ScrollDirection
+from tasks.bound_device import BoundDevice
+from tasks.device_tasks import device_task
+
+__all__ = [
+    "DIAGNOSE",
+    "SYNTHETIC",
+    "DiagnoseRequest",
+    "DiagnoseResult",
+    "SyntheticRequest",
+    "SyntheticResult",
+    "diagnose",
+    "run_synthetic_subtask",
+    "synthetic_completions_key",
+    "synthetic_steps_key",
+]
+
+DIAGNOSE = "farm.diagnose"
+SYNTHETIC = "farm.synthetic"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DiagnoseRequest(_Frozen):
+    observe: bool = False
+
+
+class DiagnoseResult(_Frozen):
+    serial: str
+    worker: str
+    packages: tuple[str, ...]
+    package_in_front: str = ""
+    observe_ms: float = 0.0
+
+
+class SyntheticRequest(_Frozen):
+    run_id: str
+    subtask_id: str
+    package: str
+    steps: int = Field(default=5, ge=1, le=200)
+    step_pause_s: float = Field(default=0.0, ge=0.0, le=30.0)  # stands in for model latency
+
+
+class SyntheticResult(_Frozen):
+    subtask_id: str
+    serial: str
+    steps: int
+    observe_ms: tuple[float, ...]
+    redelivered: bool = False
+
+
+def synthetic_steps_key(run_id: str, subtask_id: str) -> str:
+    return f"farm:synthetic:{run_id}:{subtask_id}"
+
+
+def synthetic_completions_key(run_id: str) -> str:
+    return f"farm:synthetic:{run_id}:completed"
+
+
+@device_task(DIAGNOSE, DiagnoseRequest)
+def diagnose(device: BoundDevice, request: DiagnoseRequest) -> DiagnoseResult:
+    """Say which phone and worker took the task; optionally observe once."""
+    package, observe_ms = "", 0.0
+    if request.observe:
+        observation = device.driver.observe()
+        package, observe_ms = observation.package, observation.timings.total_ms
+    return DiagnoseResult(
+        serial=device.serial, worker=device.hostname, packages=device.info.packages,
+        package_in_front=package, observe_ms=observe_ms,
+    )
+
+
+@device_task(SYNTHETIC, SyntheticRequest)
+def run_synthetic_subtask(device: BoundDevice, request: SyntheticRequest) -> SyntheticResult:
+    """Open the app, then ``steps`` times: observe, record the step, scroll down."""
+    client = device.registry.client
+    steps_key = synthetic_steps_key(request.run_id, request.subtask_id)
+    redelivered = bool(client.exists(steps_key))
+    device.driver.force_stop(request.package)
+    device.driver.open_app(request.package)
+    timings: list[float] = []
+    for step in range(request.steps):
+        observation = device.driver.observe()
+        timings.append(observation.timings.total_ms)
+        client.hset(steps_key, str(step), device.serial)
+        if request.step_pause_s:
+            time.sleep(request.step_pause_s)
+        device.driver.scroll(ScrollDirection.DOWN, 0.5)
+    device.driver.key(Key.HOME)
+    client.rpush(synthetic_completions_key(request.run_id), request.subtask_id)
+    return SyntheticResult(
+        subtask_id=request.subtask_id, serial=device.serial, steps=request.steps,
+        observe_ms=tuple(timings), redelivered=redelivered,
+    )

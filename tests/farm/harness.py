@@ -1,0 +1,125 @@
+"""Real farm processes for the tests: device workers and the monitor as subprocesses.
+
+Phones are virtual (SimServer in the test process, reached over TCP like any
+adb server). Apps can be removed from single phones by giving that phone a
+smaller catalog, so routing by app can be tested (the simulator installs the
+same catalog on every phone by default).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from device_farm.models import DeviceState
+from device_farm.processes import ProcessRecord, is_running, start_process, stop_processes
+from device_farm.registry import DeviceRegistry
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from droidretriever.config import Settings, load_settings
+
+FAST_FARM = {
+    "DROIDRETRIEVER_FARM__HEARTBEAT_S": "0.5",
+    "DROIDRETRIEVER_FARM__HEARTBEAT_MISSED": "4",
+    "DROIDRETRIEVER_FARM__REJOIN_AFTER_OK": "2",
+    "DROIDRETRIEVER_FARM__LEASE_TTL_S": "5",
+}
+
+
+def farm_env(redis_url: str, state_dir: Path) -> dict[str, str]:
+    return {"DROIDRETRIEVER_REDIS__URL": redis_url, "DROIDRETRIEVER_STATE_DIR": str(state_dir),
+            **FAST_FARM}
+
+
+def farm_settings(env: dict[str, str]) -> Settings:
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return load_settings()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+EXAMPLE_APPS = ("meituan.yaml", "mcdonalds.yaml", "settings.yaml")
+
+
+def example_catalog() -> Catalog:
+    """The simulator's three example apps only: the farm tests do not depend on the rest
+    of the catalog (other engineers add apps to it while these tests run)."""
+    apps = [load_app(APPS_DIR / name) for name in EXAMPLE_APPS]
+    return Catalog(apps={app.package: app for app in apps})
+
+
+def keep_only_apps(sim: SimServer, serial: str, packages: set[str]) -> None:
+    """Uninstall every other app from one virtual phone (before its worker starts)."""
+    phone = sim.farm.devices[serial].phone
+    phone.catalog = Catalog(apps={p: a for p, a in phone.catalog.apps.items() if p in packages})
+
+
+class FarmProcesses:
+    """Workers (one per serial) and a monitor, started like `farm up` starts them."""
+
+    def __init__(self, state_dir: Path, env: dict[str, str], sim_port: int) -> None:
+        self.state_dir, self.env, self.sim_port = state_dir, env, sim_port
+        self.workers: dict[str, ProcessRecord] = {}
+        self.monitor: ProcessRecord | None = None
+
+    def start_worker(self, serial: str) -> ProcessRecord:
+        record = start_process(self.state_dir, f"worker-{serial}-{time.monotonic_ns()}", [
+            "python", "-m", "tasks.device_worker", "--serial", serial, "--adb-host", "127.0.0.1",
+            "--adb-port", str(self.sim_port), "--loglevel", "WARNING",
+        ], env=self.env)
+        self.workers[serial] = record
+        return record
+
+    def start_monitor(self) -> None:
+        self.monitor = start_process(self.state_dir, "monitor",
+                                     ["python", "-m", "tasks.farm_monitor"], env=self.env)
+
+    def stop(self) -> None:
+        records = [*self.workers.values(), *([self.monitor] if self.monitor else [])]
+        stop_processes(records, timeout_s=10)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {r.name}\n{r.log.read_text()[-3000:]}" for r in self.workers.values())
+
+
+def wait_until(condition, timeout_s: float, what: str, interval_s: float = 0.1):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def record_exit_code(record: ProcessRecord) -> str:
+    try:
+        pid, status = os.waitpid(record.pid, os.WNOHANG)
+    except ChildProcessError:
+        return "not our child"
+    return f"status {status}" if pid else "still running, but /proc says otherwise"
+
+
+def wait_for_idle(registry: DeviceRegistry, serials: list[str], procs: FarmProcesses,
+                  timeout_s: float = 60) -> None:
+    def ready() -> bool:
+        for serial in serials:
+            record = procs.workers[serial]
+            if not is_running(record):
+                exit_code = record_exit_code(record)
+                raise AssertionError(f"worker for {serial} exited ({exit_code}):\n"
+                                     f"{record.log.read_text()[-3000:]}")
+            if serial not in registry.serials():
+                return False
+            status = registry.status(serial)
+            if status.state is not DeviceState.IDLE or not status.heartbeat_alive:
+                return False
+        return True
+
+    wait_until(ready, timeout_s, f"workers of {serials} to be idle", interval_s=0.2)
