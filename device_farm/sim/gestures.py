@@ -155,7 +155,10 @@ class Gestures:
         if target == "back":
             self.back()
             return
-        if target == "home" or package is None:
+        # An app's own screen named ``home`` wins over the launcher: a "Home" tab inside
+        # an app means the app's home page, as on a real phone.
+        app = self.phone.app(package) if package is not None else None
+        if package is None or (target == "home" and (app is None or "home" not in app.screens)):
             self.go_home()
             return
         current = self.phone.top_page()

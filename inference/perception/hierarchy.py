@@ -138,11 +138,32 @@ def _is_actionable(attrs: dict[str, str]) -> bool:
     )
 
 
+# Words that name a secret field; a value typed into one is never among them.
+_PASSWORD_HINT_WORDS = (
+    "password", "passcode", "pin", "verification code", "code", "otp",
+    "密码", "验证码", "口令", "비밀번호", "인증번호", "パスワード", "暗証番号", "認証コード",
+)
+_MASK_CHARS = frozenset("•●*·∙")
+
+
+def _is_password_hint(text: str) -> bool:
+    """True for an empty secret field's hint ("Payment password"), never for a value."""
+    if not text or any(ch in _MASK_CHARS for ch in text) or len(text) > 40:
+        return False
+    lowered = text.lower()
+    return any(word in lowered for word in _PASSWORD_HINT_WORDS) and not any(
+        ch.isdigit() for ch in text
+    )
+
+
 def _finish(draft: _Draft) -> UIElement:
     attrs = draft.attrs
     password = _flag(attrs, "password")
-    # A password field never carries its value, whoever reads the element later.
-    own = "" if password else attrs.get("text", "").strip()
+    raw = attrs.get("text", "").strip()
+    # A password field never carries its value, whoever reads the element later. An
+    # empty field reports its hint as text ("Verification code"); that hint is kept so
+    # the field can be named and grounded, but only when it is recognisably a hint.
+    own = raw if not password or _is_password_hint(raw) else ""
     text = _MERGE_SEPARATOR.join([p for p in (own, *draft.merged) if p])
     return UIElement(
         id=draft.element_id,

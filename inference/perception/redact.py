@@ -56,7 +56,7 @@ _PATTERNS: tuple[tuple[RedactionKind, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b\d{{1,5}}\s+(?:[A-Z][A-Za-z]*\.?\s+){{1,4}}{_STREET}\b\.?"
             r"(?:,?\s*(?:Apt|Suite|Unit|#)\s*\w+)?"
-            r"|[\u4e00-\u9fff]{1,12}(?:路|街|大道|巷|胡同)\d{1,5}(?:号|弄)(?:[\u4e00-\u9fff\d]{0,10}(?:室|楼|层))?"
+            r"|[\u4e00-\u9fff]{1,12}(?:路|街|大道|巷|胡同)\s*\d{1,5}\s*(?:号|弄)(?:\s*[\u4e00-\u9fff\d]{0,10}(?:室|楼|层))?"
         ),
     ),
 )

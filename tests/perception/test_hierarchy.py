@@ -131,3 +131,21 @@ def test_droidbot_conversion_keeps_only_visible_views(sample_paths: list[Path]) 
     assert len(nodes) == len(state.visible_views())
     assert list(nodes[0].attrib)[:4] == ["index", "text", "resource-id", "class"]
     assert observation.package == state.package and observation.screenshot_png[:2] == b"\xff\xd8"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Verification code", True),  # an empty field's hint names the field
+        ("支付密码", True),
+        ("hunter2", False),  # a typed value never survives
+        ("••••••", False),
+        ("password123", False),
+        ("opensesame", False),
+    ],
+)
+def test_password_field_keeps_only_its_hint(text: str, kept: bool) -> None:
+    dump = _DUMP.replace('text="hunter2"', f'text="{text}"')
+    parsed = parse_hierarchy(dump, width=1080, height=2160)
+    field = next(e for e in parsed.elements if e.password)
+    assert field.text == (text if kept else "")
