@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 
 from device_farm.sim.fonts import measure, wrap_text
 from device_farm.sim.layout import Display, LayoutContext, layout_widgets, text_px
@@ -138,7 +139,7 @@ def _app_frame(state: PhoneState, inputs: FrameInputs, app: AppSpec, page: Page)
     d = inputs.display
     screen = app.screens[page.screen]
     scope = Scope(record=page.record, globals=_globals(inputs, app, page.query),
-                  logged_in=state.logged_in.get(app.package, app.logged_in))
+                  logged_in=state.logged_in.get(app.package, app.logged_in), today=date.fromisoformat(inputs.today))
     prefix = f"{app.package}/"
     ctx = LayoutContext(
         app=app, screen_id=page.screen, display=d,

@@ -262,7 +262,7 @@ def _tabs(ctx: LayoutContext, widget: Widget, scope: Scope, x: int, y: int, widt
             text=expand_template(tab.text, scope), resource_id=f"{ctx.app.package}:id/{tab.id}" if tab.id else "",
             clickable=True, selected=selected, paint=Paint.TAB, align="center",
             lines=(expand_template(tab.text, scope),), style=TextStyle.TITLE if selected else TextStyle.BODY,
-            tap=TapTarget(go=tab.go, tab=True),
+            tap=TapTarget(go=tab.go, tab=True, record=scope.record),  # every tab shows the page's record
         ))
     return node
 

@@ -24,7 +24,7 @@ from device_farm.sim.layout import Display
 from device_farm.sim.render import render_frame
 from device_farm.sim.spec import AppSpec, Record, Widget
 from device_farm.sim.state import Page, PhoneState
-from device_farm.sim.template import Scope, apply_variation, is_visible_on
+from device_farm.sim.template import Scope, apply_variation, is_on_date, is_visible_on, resolve_day
 
 __all__ = ["DEVICE_DIRS", "Phone", "PhoneIdentity"]
 
@@ -137,6 +137,12 @@ class Phone:
             records = apply_variation(app.data.get(source, []), app.variation, source,
                                       self.identity.seed, day)
         records = [r for r in records if is_visible_on(r, day)]
+        if widget.date is not None:
+            today = self.clock.now().date()
+            wanted = resolve_day(widget.date, today)
+            records = [r for r in records
+                       if wanted is not None and is_on_date(r.get(widget.date_field), wanted, today,
+                                                            self.clock.start.date())]
         query = scope.globals.get("query", "")
         if widget.search is not None and query:
             scored = []
@@ -176,7 +182,8 @@ class Phone:
         """The current frame, composed once per state change (and per clock minute)."""
         now = self.clock.now()
         toast = self.toast_text()
-        key = (self._version, now.strftime("%H:%M"), toast, len(self.notifications()))
+        # the date is in the key because day-relative templates ({today+2}) change at midnight
+        key = (self._version, now.strftime("%Y-%m-%d %H:%M"), toast, len(self.notifications()))
         if self._frame is not None and key == self._cache_key:
             return self._frame
         inputs = FrameInputs(

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw
 
-from device_farm.sim.fonts import font_for, measure
+from device_farm.sim.fonts import draw_text, font_for, measure
 from device_farm.sim.frame import LAUNCHER_PACKAGE, SYSTEMUI_PACKAGE, Frame
 from device_farm.sim.layout import Display, text_px
 from device_farm.sim.node import Box, Node, Paint
@@ -56,7 +56,6 @@ class _Painter:
     def lines(self, node: Node, box: Box, style: TextStyle, color: tuple[int, int, int],
               lines: tuple[str, ...], align: str, valign_center: bool = False, pad: int = 0) -> None:
         size, bold, _ = text_px(style, self.d)
-        font = font_for(size, bold)
         step = round(size * 1.4)
         left, top, right, bottom = box
         y = top + (bottom - top - step * len(lines)) // 2 if valign_center else top
@@ -70,7 +69,7 @@ class _Painter:
                     x = right - pad - width
                 else:
                     x = left + pad
-                self.draw.text((x, y + (step - size) // 2), line, font=font, fill=color)
+                draw_text(self.draw, (x, y + (step - size) // 2), line, size, bold, color)
             y += step
 
     def node(self, node: Node) -> None:
@@ -115,14 +114,13 @@ class _Painter:
 
     def _caption(self, node: Node, bg: tuple[int, int, int]) -> None:
         size = self.d.px(16)
-        font = font_for(size, True)
         step = round(size * 1.4)
         left, top, right, bottom = node.paint_box
         y = top + (bottom - top - step * len(node.caption_lines)) // 2
         for line in node.caption_lines:
             if node.box[1] <= y and y + step <= node.box[3]:
                 x = left + (right - left - measure(line, size, True)) // 2
-                self.draw.text((x, y + (step - size) // 2), line, font=font, fill=_on(bg))
+                draw_text(self.draw, (x, y + (step - size) // 2), line, size, True, _on(bg))
             y += step
 
     def _toggle(self, node: Node) -> None:

@@ -39,6 +39,7 @@ SYSTEM_TARGETS = frozenset({"back", "home"})
 _PACKAGE_RE = re.compile(r"^[a-zA-Z][\w]*(\.[a-zA-Z][\w]*)+$")
 _ID_RE = re.compile(r"^[A-Za-z_][\w]*$")
 _COLOR_RE = re.compile(r"^(#[0-9a-fA-F]{6}|\{[\w.]+\})$")
+_DAY_RE = re.compile(r"^today([+-]\d+)?$")
 
 # A data record: one item of a collection (a dish, a mail, a permission).
 # Values are YAML scalars, lists, or nested records (a product's specs).
@@ -131,6 +132,8 @@ class Widget(_Spec):
     filter: str | None = None  # condition each record must meet, e.g. "status != Not allowed"
     sort: str | None = None  # field name; "-field" for descending
     limit: int | None = Field(default=None, gt=0, le=1000)
+    date: str | None = None  # "today", "today+2", "today-1": keep records whose date_field is that day
+    date_field: str = "date"
     item: Widget | None = None
     empty: str = "No results"
     # tabs only
@@ -150,6 +153,13 @@ class Widget(_Spec):
             raise ValueError(f"color {value!r} must be #RRGGBB or a {{field}} template")
         return value
 
+    @field_validator("date")
+    @classmethod
+    def _check_date(cls, value: str | None) -> str | None:
+        if value is not None and not _DAY_RE.match(value.strip()):
+            raise ValueError(f"date {value!r} must be today, today+N or today-N (days from the simulated day)")
+        return value
+
     @model_validator(mode="after")
     def _check_shape(self) -> Self:
         container = {WidgetType.ROW, WidgetType.COLUMN, WidgetType.CARD}
@@ -157,8 +167,8 @@ class Widget(_Spec):
             raise ValueError(f"a {self.type.value} cannot have children (only row/column/card)")
         if self.type is WidgetType.LIST and (self.source is None or self.item is None):
             raise ValueError("a list needs 'source' (a collection) and 'item' (a widget)")
-        if self.type is not WidgetType.LIST and (self.item is not None or self.search):
-            raise ValueError("'item' and 'search' belong to a list widget")
+        if self.type is not WidgetType.LIST and (self.item is not None or self.search or self.date):
+            raise ValueError("'item', 'search' and 'date' belong to a list widget")
         if self.type is WidgetType.TABS and not self.tabs:
             raise ValueError("a tabs widget needs 'tabs'")
         if self.action is Action.TOAST and not self.toast:
@@ -210,13 +220,25 @@ class DialogSpec(_Spec):
 
 
 class Variation(_Spec):
-    """Seeded daily change of one field of a collection (prices, showtimes)."""
+    """Seeded daily change of one field of a collection (prices, showtimes).
+
+    ``field`` may be a dotted path into nested records and lists
+    (``routes.minutes`` varies ``minutes`` in every item of ``routes``).
+    """
 
     source: str
     field: str
     spread: float = Field(default=0.0, ge=0.0, le=1.0)  # numeric: +-spread fraction, per day
     step: float = Field(default=0.01, gt=0)  # round the varied number to this
     pick: int | None = Field(default=None, gt=0)  # list of times: keep this many, per day
+    in_text: Literal["first", "last", "all"] | None = None  # vary numbers written inside text ("5500mAh")
+
+    @field_validator("field")
+    @classmethod
+    def _check_field(cls, value: str) -> str:
+        if not all(_ID_RE.match(part) for part in value.split(".")):
+            raise ValueError(f"field {value!r} must be a name or a dotted path like routes.minutes")
+        return value
 
 
 class Notification(_Spec):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 
 from pydantic import JsonValue
@@ -22,11 +22,15 @@ __all__ = [
     "apply_variation",
     "check_condition",
     "expand_template",
+    "is_on_date",
     "is_visible_on",
+    "resolve_day",
     "seeded_random",
 ]
 
-_FIELD_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}")
+# ``{field}``, ``{field:spec}``, and date arithmetic on the simulated day: ``{today+2:%m-%d}``.
+_FIELD_RE = re.compile(r"\{\{|\}\}|\{(today[+-]\d+|[A-Za-z_][\w.]*)(?::([^{}]*))?\}")
+_DAY_EXPR_RE = re.compile(r"^today(?:([+-])(\d+))?$")
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -39,10 +43,11 @@ class Scope:
     globals: dict[str, str] = field(default_factory=dict)
     logged_in: bool = False
     start_day: date = date(2025, 6, 23)
+    today: date | None = None  # the simulated date; None = ``start_day``
 
     def with_item(self, item: Record) -> Scope:
         """The same scope with ``item`` as the innermost record."""
-        return Scope(item, self.record, self.globals, self.logged_in, self.start_day)
+        return replace(self, item=item)
 
     def lookup(self, name: str) -> JsonValue:
         """The value of ``name`` (dotted for nested records); None when missing."""
@@ -64,14 +69,32 @@ def _dig(record: Record | None, dotted: str) -> JsonValue:
     return value
 
 
+def resolve_day(expression: str, today: date) -> date | None:
+    """``today``, ``today+N`` or ``today-N`` as a date; None when it is not such an expression."""
+    match = _DAY_EXPR_RE.match(expression.strip())
+    if match is None:
+        return None
+    sign, count = match.groups()
+    days = int(count or 0)
+    return today + timedelta(days=-days if sign == "-" else days)
+
+
+def _format_date(day: date, spec: str | None) -> str:
+    """``date`` (ISO), ``md`` (MM-DD), ``weekday`` (Mon), or any strftime spec (``%m月%d日``)."""
+    if not spec or spec == "date":
+        return day.isoformat()
+    if spec == "md":
+        return f"{day:%m-%d}"
+    if spec == "weekday":
+        return _WEEKDAYS[day.weekday()]
+    return day.strftime(spec)
+
+
 def _format(value: JsonValue, spec: str | None, scope: Scope) -> str:
     if value is None:
         return ""
     if spec in ("date", "md", "weekday") and isinstance(value, int | float):
-        day = scope.start_day + timedelta(days=int(value))
-        if spec == "date":
-            return day.isoformat()
-        return f"{day:%m-%d}" if spec == "md" else _WEEKDAYS[day.weekday()]
+        return _format_date(scope.start_day + timedelta(days=int(value)), spec)
     if spec:
         try:
             return format(value, spec)
@@ -93,7 +116,12 @@ def expand_template(text: str, scope: Scope) -> str:
         whole = match.group(0)
         if whole in ("{{", "}}"):
             return whole[0]
-        return _format(scope.lookup(match.group(1)), match.group(2), scope)
+        name, spec = match.group(1), match.group(2)
+        if name.startswith("today"):
+            day = resolve_day(name, scope.today or scope.start_day)
+            if day is not None:
+                return _format_date(day, spec)
+        return _format(scope.lookup(name), spec, scope)
 
     return _FIELD_RE.sub(_sub, text)
 
@@ -131,20 +159,80 @@ def is_visible_on(record: Record, day: int) -> bool:
     return not isinstance(when, int | float) or isinstance(when, bool) or when <= day
 
 
+def is_on_date(value: JsonValue, day: date, today: date, start_day: date) -> bool:
+    """Whether a record's date field names ``day``.
+
+    The field may hold an ISO date (``"2025-06-25"``), a day number relative to
+    the clock's start day (like ``day``), or ``today+N`` (relative to the
+    simulated day, so the record repeats: the same showtimes every day).
+    """
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return start_day + timedelta(days=int(value)) == day
+    if not isinstance(value, str):
+        return False
+    relative = resolve_day(value, today)
+    if relative is not None:
+        return relative == day
+    try:
+        return date.fromisoformat(value.strip()) == day
+    except ValueError:
+        return False
+
+
 def seeded_random(*parts: object) -> random.Random:
     """A Random seeded stably (not with ``hash()``, which varies per process)."""
     digest = hashlib.blake2b("|".join(str(p) for p in parts).encode(), digest_size=8).digest()
     return random.Random(int.from_bytes(digest, "big"))
 
 
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _vary_number(value: float, rule: Variation, rng: random.Random) -> float:
+    varied = value * (1 + rng.uniform(-rule.spread, rule.spread))
+    return round(round(varied / rule.step) * rule.step, 6)
+
+
+def _vary_text(text: str, rule: Variation, rng: random.Random) -> str:
+    """Vary the numbers written in ``text`` (``in_text``), keeping each one's decimals."""
+    matches = list(_NUMBER_RE.finditer(text))
+    if rule.in_text == "first":
+        matches = matches[:1]
+    elif rule.in_text == "last":
+        matches = matches[-1:]
+    out, end = [], 0
+    for match in matches:
+        written = match.group(0)
+        decimals = len(written.partition(".")[2])
+        out += [text[end:match.start()], f"{_vary_number(float(written), rule, rng):.{decimals}f}"]
+        end = match.end()
+    return "".join(out) + text[end:]
+
+
 def _vary_value(value: JsonValue, rule: Variation, rng: random.Random) -> JsonValue:
     if rule.spread and isinstance(value, int | float) and not isinstance(value, bool):
-        varied = value * (1 + rng.uniform(-rule.spread, rule.spread))
-        rounded = round(round(varied / rule.step) * rule.step, 6)
+        rounded = _vary_number(value, rule, rng)
         return int(rounded) if isinstance(value, int) else rounded
+    if rule.spread and rule.in_text and isinstance(value, str):
+        return _vary_text(value, rule, rng)
     if rule.pick and isinstance(value, list):
         keep = sorted(rng.sample(range(len(value)), min(rule.pick, len(value))))
         return [value[i] for i in keep]
+    if rule.spread and isinstance(value, list):  # a list of numbers (or texts): each one varies
+        return [_vary_value(v, rule, rng) for v in value]
+    return value
+
+
+def _vary_path(value: JsonValue, path: list[str], rule: Variation, rng: random.Random) -> JsonValue:
+    """``value`` with the field at ``path`` varied; lists on the way apply the rest to each item."""
+    if not path:
+        return _vary_value(value, rule, rng)
+    if isinstance(value, list):
+        return [_vary_path(v, path, rule, rng) for v in value]
+    if isinstance(value, dict) and path[0] in value:
+        return {**value, path[0]: _vary_path(value[path[0]], path[1:], rule, rng)}
     return value
 
 
@@ -159,8 +247,9 @@ def apply_variation(
     for index, record in enumerate(records):
         changed = dict(record)
         for rule in applicable:
-            if rule.field in changed:
+            head, *rest = rule.field.split(".")
+            if head in changed:
                 rng = seeded_random(seed, day, source, record.get("id", index), rule.field)
-                changed[rule.field] = _vary_value(changed[rule.field], rule, rng)
+                changed[head] = _vary_path(changed[head], rest, rule, rng)
         out.append(changed)
     return out
