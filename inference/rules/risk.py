@@ -9,6 +9,12 @@ Strong phrases (``confirm payment``, ``提交订单``, ``결제하기``) flag a 
 wherever they appear; a bare word such as ``Pay`` or ``支付`` flags it only as
 the whole label of something tappable (a pay button), because the words also
 appear in menus and adverts of ordinary pages.
+
+Checkout is a step, not a screen kind: a product or store page carries a
+``Checkout`` / ``去结算`` button (the target page of a price lookup), while the
+checkout screen itself shows the order's total or is titled "Checkout". So a
+checkout word flags a screen as payment only as the page's title (not
+tappable) or as a button beside an order total (``Total``, ``合计``, ``实付``).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ def _words(*patterns: str) -> re.Pattern[str]:
 _STRONG: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
     (RiskCategory.PAYMENT, _words(
         r"\bconfirm (?:payment|purchase|order)\b", r"\bplace (?:your )?order\b", r"\bsubmit order\b",
-        r"\bpay now\b", r"\bpayment (?:password|method)\b", r"\bcheckout\b", r"\bbank card\b",
+        r"\bpay now\b", r"\bpayment (?:password|method)\b", r"\bbank card\b",
         r"\bcard number\b", r"\bcvv\b", r"\btransfer (?:money|funds|to)\b", r"\btop[- ]?up\b",
         r"\brecharge\b", r"\bwithdraw(?:al)?\b",
         "确认支付", "立即支付", "提交订单", "确认订单", "支付密码", "收银台", "银行卡", "转账", "充值",
@@ -88,7 +94,7 @@ _BUTTON_WORDS: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
         # "Buy now" / "立即购买" stay out: they sit on every product page, which is
         # the target page of a shopping task; paying happens a screen later.
         r"^(?:pay|place order|transfer)\b.{0,20}$",
-        r"^(?:支付|付款|去结算|结算|下单)\S{0,8}$",
+        r"^(?:支付|付款|下单)\S{0,8}$",
         r"^(?:결제|주문)\S{0,6}$", r"^(?:支払|注文)\S{0,6}$",
     )),
     (RiskCategory.LOGIN, _words(
@@ -100,6 +106,17 @@ _BUTTON_WORDS: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
 )
 
 _DIALOG_ONLY = (RiskCategory.CONSENT, RiskCategory.DELETION)
+
+# Going to the checkout: a browsing page's button, or the checkout screen's title.
+_CHECKOUT = _words(
+    r"^(?:proceed to |go to )?check ?out\b.{0,20}$",
+    r"^(?:去结算|结算|去结账|结账|立即结算)\S{0,8}$", r"^(?:계산하기|주문 결제)$", r"^(?:レジに進む|会計)$",
+)
+# What only an order being paid for shows: its total (not a product's price).
+_ORDER_TOTAL = _words(
+    r"\b(?:order |grand |sub)?total\b", r"\bamount due\b", r"\bto pay\b",
+    "合计", "总计", "实付", "应付", "待支付", "总价", "합계", "총 결제", "결제 금액", "合計", "お支払い金額",
+)
 
 # Text that speaks to an agent rather than to a person reading the app.
 _INJECTION = _words(
@@ -125,7 +142,8 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
     """The first risk on ``screen``, or None. Lookups the task itself asks for are allowed."""
     hostile = find_injection(screen.elements)
     if hostile is not None:
-        for category, pattern in (*_STRONG, *_BUTTON_WORDS):
+        pushes = (*_STRONG, *_BUTTON_WORDS, (RiskCategory.PAYMENT, _CHECKOUT))
+        for category, pattern in pushes:
             if _search_loose(pattern, hostile.label):
                 return RiskFinding(
                     category=category,
@@ -174,11 +192,31 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                     reason=f"a {_quote(label)} button: a {category.value.replace('_', ' ')} screen",
                     element_id=element.id,
                 )
+    checkout = _find_checkout(screen)
+    if checkout is not None and not _task_allows(RiskCategory.PAYMENT, lowered_task):
+        return checkout
     if _SENSITIVE_PACKAGE.search(screen.package) and has_form:
         return RiskFinding(
             category=RiskCategory.SENSITIVE_APP,
             reason=f"a form in {screen.package}, a medical, legal, government or banking app",
         )
+    return None
+
+
+def _find_checkout(screen: Screen) -> RiskFinding | None:
+    """The checkout screen: titled so, or a checkout button beside an order total."""
+    has_total = any(_ORDER_TOTAL.search(e.text) for e in screen.elements if e.text)
+    for element in screen.elements:
+        label = element.label.strip()
+        if not label or not _CHECKOUT.search(label):
+            continue
+        tappable = element.clickable or element.class_name.endswith("Button")
+        if not tappable:
+            return RiskFinding(category=RiskCategory.PAYMENT, element_id=element.id,
+                               reason=f"the page is titled {_quote(label)}: a payment screen")
+        if has_total:
+            return RiskFinding(category=RiskCategory.PAYMENT, element_id=element.id,
+                               reason=f"a {_quote(label)} button beside the order total: a payment screen")
     return None
 
 

@@ -1,0 +1,131 @@
+"""Route memory as a policy: replay a route that reached this kind of goal before.
+
+Wraps :mod:`inference.memory`: at the first screen of a try it recalls the
+best routes for the app and goal (BM25 over goal text) and replays the best
+one step by step; each step's screen is checked first, and a mismatch ends
+the replay so the next policy takes over, and so does a replayed step the
+phone did not take. Pop-ups are left to the skills without ending the replay
+(they come and go by chance): while one covers the page the replay waits.
+After a sub-task succeeds, :func:`route_steps` turns its trace into steps to
+remember.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from droidretriever.models import OpenApp, PageType, Screen, SubTask
+from inference.memory import RouteMemory, RouteReplay, RouteStep, anchor_for
+from inference.policies.base import Decision, PolicyContext, TakenAction, is_dialog_open
+
+__all__ = ["ROUTE_MEMORY", "RouteMemoryPolicy", "route_steps", "screen_anchors"]
+
+ROUTE_MEMORY = "route_memory"
+_ANCHORS = 6  # short labels that identify a screen for the replay's check
+_UNREMEMBERED_SKILLS = frozenset({"dismiss_dialog", "open_app", "route open_app"})
+
+
+class RouteMemoryPolicy:
+    """Replays the best remembered route for the sub-task, one checked step at a time."""
+
+    def __init__(self, memory: RouteMemory) -> None:
+        self._memory = memory
+        self._replay: RouteReplay | None = None
+        self._recalled = False
+
+    @property
+    def name(self) -> str:
+        return ROUTE_MEMORY
+
+    @property
+    def stopped_reason(self) -> str:
+        """Why the replay ended early ('' while it runs or when it finished)."""
+        return self._replay.stopped_reason if self._replay is not None else ""
+
+    @property
+    def replaying(self) -> bool:
+        """Whether a recalled route has steps left to replay (and has not stopped)."""
+        return self._replay is not None and not self._replay.finished
+
+    @property
+    def completed(self) -> bool:
+        """Whether every step of the recalled route was replayed (its target is in front)."""
+        replay = self._replay
+        return replay is not None and replay.finished and not replay.stopped_reason
+
+    def decide(self, context: PolicyContext) -> Decision | None:
+        """The route's next action when this screen is the one it expects, else None."""
+        subtask = context.subtask
+        screen = context.screen
+        if screen.package != subtask.package and not context.history and not is_dialog_open(screen):
+            # A remembered route starts in the app: launching it is the route's step 0.
+            self.recall(subtask)
+            if self._replay is not None and not self._replay.finished:
+                return Decision(action=OpenApp(package=subtask.package, reason="the route starts here"),
+                                policy=ROUTE_MEMORY, skill="route open_app")
+            return None
+        if screen.package != subtask.package or context.page_type is PageType.DIALOG:
+            return None  # opening the app and closing pop-ups are not part of a route
+        if is_dialog_open(screen):
+            # The page under a pop-up still passes the replay's label check, but a tap
+            # meant for it lands on the pop-up: the skills close it, then the replay goes on.
+            return None
+        if self._replay is not None and _last_replayed_failed(context.history):
+            self._replay.stopped_reason = "the phone did not take the route's last step"
+            return None
+        self.recall(subtask)
+        if self._replay is None or self._replay.finished:
+            return None
+        position = sum(1 for t in context.history if t.policy == ROUTE_MEMORY)
+        action = self._replay.next_action(context.screen)
+        if action is None:
+            return None
+        return Decision(action=action, policy=ROUTE_MEMORY, skill=f"route step {position + 1}")
+
+    def recall(self, subtask: SubTask) -> None:
+        """Pick the best remembered route for ``subtask`` (once per try; none is fine)."""
+        if self._recalled:
+            return
+        self._recalled = True
+        matches = self._memory.recall(
+            subtask.package, subtask.goal, search_term=subtask.search_term,
+            page_mode=subtask.page_mode, k=1,
+        )
+        if matches:
+            self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term)
+
+    def remember(self, subtask: SubTask, steps: Sequence[RouteStep]) -> None:
+        """Store a route that reached ``subtask``'s target (see :func:`route_steps`)."""
+        if steps:
+            self._memory.record(subtask.package, subtask.goal, steps,
+                                search_term=subtask.search_term, page_mode=subtask.page_mode)
+
+
+def _last_replayed_failed(history: Sequence[TakenAction]) -> bool:
+    return bool(history) and history[-1].policy == ROUTE_MEMORY and not history[-1].applied
+
+
+def screen_anchors(screen: Screen) -> tuple[str, ...]:
+    """A few short, stable labels of ``screen`` the replay checks it by."""
+    labels = [e.label.strip() for e in screen.elements if 0 < len(e.label.strip()) <= 24]
+    return tuple(dict.fromkeys(labels))[:_ANCHORS]
+
+
+def route_steps(taken: Sequence[tuple[TakenAction, Screen]]) -> tuple[RouteStep, ...]:
+    """The steps of a successful try worth replaying: in-app moves, without pop-up handling."""
+    steps: list[RouteStep] = []
+    for action_taken, screen in taken:
+        if action_taken.skill in _UNREMEMBERED_SKILLS or isinstance(action_taken.action, OpenApp):
+            continue
+        if not action_taken.applied:
+            continue  # a move the phone did not take is no part of the way there
+        target = getattr(action_taken.action, "target", None)
+        steps.append(
+            RouteStep(
+                action=action_taken.action,
+                target=anchor_for(screen, target if isinstance(target, str) else None),
+                fingerprint=screen.fingerprint,
+                anchors=screen_anchors(screen),
+            )
+        )
+    return tuple(steps)

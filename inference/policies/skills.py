@@ -1,0 +1,241 @@
+"""Deterministic moves for the patterns every app shares (no model).
+
+In order of precedence on a screen:
+
+1. ``dismiss_dialog``  a pop-up, ad or permission prompt covers the app: tap its
+   close / deny button (never the accepting one), else press Back;
+2. ``open_app``        the app is not in front: launch it;
+3. ``type_search``     an editable search field: enter the search term and submit;
+   ``open_search``     only a search icon or entry: tap it to reach the field;
+4. ``open_result``     a results list (modes focused / multi_page): tap the first
+   result not visited yet (visited ones are masked by item signature);
+   ``scroll_results``  every result on screen is visited: scroll for more;
+5. ``follow_goal``     a tappable element named by the goal or search term (for
+   direct goals such as "Permissions" in an app's settings);
+6. ``scroll_repeat``   the same screen came back: scroll to see more;
+7. ``back_to_branch``  on a page that is not the target after a search: go back.
+
+Search fields and icons are recognised in the languages the apps use
+(Search, 搜索, 검색, 検索, Buscar, Rechercher, Suche, Поиск). Nothing here taps
+a button whose label pays, logs in, deletes or agrees: those screens belong to
+the person, and the evaluator pauses on them before any policy runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rapidfuzz import fuzz
+
+from droidretriever.models import (
+    Back,
+    Input,
+    OpenApp,
+    PageMode,
+    PageType,
+    Scroll,
+    ScrollDirection,
+    Tap,
+    UIElement,
+)
+from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
+from inference.rules import find_list_items
+
+__all__ = ["SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon"]
+
+SKILLS = "skills"
+
+_SEARCH_WORDS = re.compile(
+    r"search|搜索|搜一搜|搜|검색|検索|buscar|rechercher|suche|поиск|cari|tìm", re.IGNORECASE
+)
+_DISMISS_WORDS = re.compile(
+    r"^(?:close|skip|cancel|not now|no,? thanks|later|dismiss|deny|don'?t allow|×|x|✕|"
+    r"关闭|跳过|取消|以后再说|暂不|不允许|拒绝|我知道了|知道了|"
+    r"닫기|건너뛰기|취소|허용 안함|閉じる|スキップ|キャンセル|許可しない)$",
+    re.IGNORECASE,
+)
+# Never tapped by a skill, whatever the goal says: the person does these.
+_FORBIDDEN = re.compile(
+    r"pay|checkout|place order|order now|buy|purchase|log ?in|sign ?in|sign up|register|delete|"
+    r"agree|accept|allow|支付|付款|结算|下单|提交订单|购买|登录|注册|删除|同意|允许|"
+    r"결제|주문|로그인|삭제|동의|허용|支払|注文|ログイン|削除|同意|許可",
+    re.IGNORECASE,
+)
+_GOAL_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
+_GOAL_STOP = frozenset({
+    "what", "which", "where", "when", "find", "show", "check", "list", "tell", "about", "with",
+    "from", "that", "this", "have", "been", "does", "into", "page", "details", "information",
+})
+_TERM_MATCH = 85
+
+
+def find_dialog_dismiss(context: PolicyContext) -> UIElement | None:
+    """The close / deny button of a pop-up covering the screen (None when there is no pop-up)."""
+    screen = context.screen
+    if not is_dialog_open(screen):
+        return None
+    buttons = [e for e in screen.elements if e.clickable and e.label]
+    named = next((e for e in buttons if _DISMISS_WORDS.match(e.label.strip())), None)
+    if named is not None:
+        return named
+    # Android puts the negative choice on button2 ("Cancel", "Not now").
+    return next((e for e in buttons if e.resource_id == "android:id/button2"), None)
+
+
+def find_search_field(elements: tuple[UIElement, ...]) -> UIElement | None:
+    """An editable field for searching: hinted as search, else focused, else the only one."""
+    fields = [e for e in elements if e.editable and not e.password and e.enabled]
+    hinted = [e for e in fields if _SEARCH_WORDS.search(f"{e.text} {e.resource_id} {e.content_desc}")]
+    if hinted:
+        return hinted[0]
+    focused = [e for e in fields if e.focused]
+    if focused:
+        return focused[0]
+    return fields[0] if len(fields) == 1 else None
+
+
+def find_search_icon(elements: tuple[UIElement, ...]) -> UIElement | None:
+    """A tappable search icon or entry (not a field): leads to the search page."""
+    for element in elements:
+        if element.editable or not (element.clickable or element.class_name.endswith("Button")):
+            continue
+        words = f"{element.label} {element.resource_id.rsplit('/', 1)[-1]}"
+        if _SEARCH_WORDS.search(words) and len(element.label) <= 24:
+            return element
+    return None
+
+
+class SkillsPolicy:
+    """Deterministic skills; confident only when a pattern clearly applies."""
+
+    @property
+    def name(self) -> str:
+        return SKILLS
+
+    def decide(self, context: PolicyContext) -> Decision | None:
+        """The first skill that applies to this screen, or None."""
+        for skill in (
+            self._dismiss_dialog, self._open_app, self._search, self._open_result,
+            self._follow_goal, self._scroll_repeat, self._back_to_branch,
+        ):
+            decision = skill(context)
+            if decision is not None:
+                return decision
+        return None
+
+    # ------------------------------------------------------------------ skills
+
+    def _dismiss_dialog(self, context: PolicyContext) -> Decision | None:
+        if not is_dialog_open(context.screen):
+            return None
+        button = find_dialog_dismiss(context)
+        if button is None:
+            return _decision(Back(reason="close the pop-up"), "dismiss_dialog")
+        return _decision(Tap(target=button.id, reason="close the pop-up without accepting it"),
+                         "dismiss_dialog")
+
+    def _open_app(self, context: PolicyContext) -> Decision | None:
+        package = context.subtask.package
+        if context.screen.package == package:
+            return None
+        return _decision(OpenApp(package=package, reason=f"open {context.subtask.app_label}"), "open_app")
+
+    def _search(self, context: PolicyContext) -> Decision | None:
+        term = context.subtask.search_term
+        if not term or context.searched:
+            return None
+        elements = context.screen.elements
+        field = find_search_field(elements)
+        if field is not None:
+            return _decision(
+                Input(text=term, target=field.id, submit=True, reason="search for the term"),
+                "type_search",
+            )
+        icon = find_search_icon(elements)
+        if icon is not None and context.repeats == 0:
+            return _decision(Tap(target=icon.id, reason="open the search page"), "open_search")
+        return None
+
+    def _open_result(self, context: PolicyContext) -> Decision | None:
+        if context.subtask.page_mode is PageMode.LIST_VIEW:
+            return None  # the list itself is the target: the evaluator ends the sub-task
+        if context.subtask.search_term and not context.searched:
+            return None  # a feed before searching is not the results list
+        screen = context.screen
+        items = find_list_items(screen)
+        if not items:
+            return None
+        for item in items:
+            if _FORBIDDEN.search(item.label[:40]):
+                continue
+            signature = item_signature(item, screen)
+            if signature in context.visited:
+                continue
+            target = item if item.clickable else _clickable_inside(item, screen.elements)
+            if target is None:
+                continue
+            return Decision(
+                action=Tap(target=target.id, reason="open the next result not visited yet"),
+                policy=SKILLS, skill="open_result", item_signature=signature,
+            )
+        return _decision(
+            Scroll(direction=ScrollDirection.DOWN, reason="every result on screen is visited"),
+            "scroll_results",
+        )
+
+    def _follow_goal(self, context: PolicyContext) -> Decision | None:
+        subtask = context.subtask
+        tapped = {t.action.target for t in context.history
+                  if isinstance(t.action, Tap) and t.fingerprint == context.screen.fingerprint}
+        words = [(w, False) for w in _GOAL_WORD.findall(subtask.goal) if w.lower() not in _GOAL_STOP]
+        if subtask.search_term and context.searched:
+            words.insert(0, (subtask.search_term, True))
+        if not words:
+            return None
+        for element in context.screen.elements:
+            label = element.label.strip()
+            if not element.clickable or not label or element.editable or element.id in tapped:
+                continue
+            if len(label) > 80 or _FORBIDDEN.search(label):
+                continue
+            if any(_names(label, word, term=term) for word, term in words):
+                return _decision(Tap(target=element.id, reason=f"{label!r} is named by the goal"),
+                                 "follow_goal")
+        return None
+
+    def _scroll_repeat(self, context: PolicyContext) -> Decision | None:
+        if context.repeats == 0:
+            return None
+        return _decision(
+            Scroll(direction=ScrollDirection.DOWN, reason="the page repeats: look further down"),
+            "scroll_repeat",
+        )
+
+    def _back_to_branch(self, context: PolicyContext) -> Decision | None:
+        if (context.searched or context.opened_result) and context.page_type in (PageType.DETAILS, PageType.OTHER, PageType.SETTINGS):
+            return _decision(Back(reason="not the target page: back to the branch point"),
+                             "back_to_branch")
+        return None
+
+
+def _decision(action: Input | Tap | Back | OpenApp | Scroll, skill: str) -> Decision:
+    return Decision(action=action, policy=SKILLS, skill=skill)
+
+
+def _clickable_inside(item: UIElement, elements: tuple[UIElement, ...]) -> UIElement | None:
+    return next(
+        (e for e in elements if e.clickable and item.bounds.intersection(e.bounds) == e.bounds.area > 0),
+        None,
+    )
+
+
+def _names(label: str, word: str, *, term: bool) -> bool:
+    """Whether ``label`` is (about) ``word``.
+
+    The search term may sit inside a longer label (a result card "Meituan | Apps >
+    Meituan"); a goal word must be the label, nearly (the "Permissions" entry).
+    """
+    a, b = label.casefold(), word.casefold()
+    if a == b or (term and b in a):
+        return True
+    return len(a) >= 3 and fuzz.ratio(a, b) >= _TERM_MATCH

@@ -1,0 +1,33 @@
+"""Errors of the UI copilot (navigation loop, scrolling capture, control channel).
+
+    DroidRetrieverError                    droidretriever.errors
+     +-- CopilotError                      the copilot could not do its job
+          +-- CaptureError                 a scrolling capture failed (frames unreadable, store down)
+          +-- ControlChannelError          the control channel (Redis) cannot be read or written
+
+Device faults stay ``device_farm.errors.DeviceError`` (the device task
+quarantines the phone and hands the sub-task to another); storage faults are
+translated into ``CaptureError`` where a capture is being saved.
+"""
+
+from __future__ import annotations
+
+from droidretriever.errors import DroidRetrieverError
+
+__all__ = ["CaptureError", "ControlChannelError", "CopilotError"]
+
+
+class CopilotError(DroidRetrieverError):
+    """Base class of the copilot's errors."""
+
+
+class CaptureError(CopilotError):
+    """A scrolling capture could not be taken or stored."""
+
+    hint = "check the object store (`droidretriever status`); the sub-task can be retried"
+
+
+class ControlChannelError(CopilotError):
+    """Pause / take over / resume / save / stop commands cannot be read or sent."""
+
+    hint = "is Redis up? `droidretriever status` shows it; the run continues without commands"

@@ -1,0 +1,61 @@
+"""The UI copilot loop for one sub-task on one phone (plain functions; no Celery here).
+
+Each step: observe (driver) -> perceive -> control channel (pause / take over /
+resume / save this screen / stop) -> evaluate (rules, then LLM3) -> decide
+(policy chain) -> preview event -> confirm window -> act -> verify on the next
+observation. A risky screen stops with ``needs_user``; text on a screen is
+only ever data. A try ends when the page mode's target is reached, when no
+policy is confident, when an action repeats on the same screen more than
+``max_repeats`` times, or after ``budgets.steps_per_subtask`` steps; up to
+``budgets.retries`` tries run, each after a reflection on the last.
+
+The loop is split by feature:
+
+- :mod:`tasks.navigate_copilot`  the request and the loop's dependencies (re-exported here);
+- :mod:`tasks.navigate_run`      what the run keeps across tries, and its events;
+- :mod:`tasks.navigate_try`      one try's step machinery;
+- :mod:`tasks.navigate_targets`  target pages, multi-page bookkeeping, route remembering;
+- :mod:`tasks.navigate_steer`    a person's commands and the confirm window;
+- :mod:`tasks.navigate_act`      what each action means on a phone, trace helpers.
+"""
+
+from __future__ import annotations
+
+from droidretriever.models import RunEventKind, SubTaskResult, SubTaskStatus, Trace
+from tasks.navigate_act import extract_facts, store_trace, write_reflection
+from tasks.navigate_copilot import Copilot, EventSink, NavigateRequest
+from tasks.navigate_run import SubTaskRun, TryEnd
+from tasks.navigate_try import NavigationTry
+
+__all__ = ["Copilot", "EventSink", "NavigateRequest", "navigate_subtask"]
+
+
+def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResult:
+    """Navigate ``request.subtask`` to its target page(s) and capture them; see the module doc."""
+    run = SubTaskRun(copilot, request)
+    subtask = request.subtask
+    run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
+    reflection: str | None = None
+    end = TryEnd(SubTaskStatus.FAILED, "no try ran")
+    attempts = copilot.budgets.retries
+    attempt = 1
+    for attempt in range(1, attempts + 1):
+        trial = NavigationTry(run, attempt, reflection)
+        end = trial.execute()
+        if end.status is not None:
+            break
+        reflection = write_reflection(attempt, end.reason, trial.history)
+        run.publish(RunEventKind.LOG, f"try {attempt} of {attempts} failed: {end.reason}")
+    status = end.status or (
+        SubTaskStatus.BUDGET_EXHAUSTED if "budget" in end.reason else SubTaskStatus.FAILED
+    )
+    result = SubTaskResult(
+        subtask_id=subtask.id, status=status, captures=tuple(run.captures),
+        trace=Trace(subtask_id=subtask.id, steps=tuple(run.steps)),
+        facts=extract_facts(run.captures, subtask.search_term), reason=end.reason,
+        risk_category=end.risk.risk_category if end.risk is not None else None,
+        device=copilot.driver.serial, attempt=attempt,
+    )
+    store_trace(copilot.store, request.run_id, result)
+    run.publish(RunEventKind.SUBTASK_FINISHED, f"{status.value}: {end.reason}", result=result)
+    return result

@@ -1,0 +1,84 @@
+"""What the copilot loop works with: the request, the phone and its helpers, where events go.
+
+Public through :mod:`tasks.navigate` (``from tasks.navigate import Copilot,
+NavigateRequest``); kept here so the loop's modules can share the types
+without importing each other in a circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from device_farm.driver import Driver
+from droidretriever.config import BudgetSettings
+from droidretriever.models import RunEvent, SubTask
+from inference.llm import LLMClient
+from inference.memory import RouteMemory
+from inference.perception import Perceiver
+from inference.policies import (
+    LLMNavigatorPolicy,
+    Policy,
+    PolicyChain,
+    RouteMemoryPolicy,
+    SkillsPolicy,
+)
+from storage import ObjectStore
+from tasks.control import ControlChannel
+
+__all__ = ["Copilot", "EventSink", "NavigateRequest"]
+
+
+class EventSink(Protocol):
+    """Where run events go (``storage.RunEventPublisher`` in production)."""
+
+    def publish(self, event: RunEvent) -> RunEvent:
+        """Publish ``event``; returns it with its sequence number."""
+        ...
+
+
+class NavigateRequest(BaseModel):
+    """One sub-task to navigate, as the Celery message carries it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    subtask: SubTask
+    delivery: int = Field(default=1, ge=1)  # > 1 when redelivered: captures are overwritten
+
+
+@dataclass
+class Copilot:
+    """What the loop works with: the phone, perception, storage and the optional models."""
+
+    driver: Driver
+    perceiver: Perceiver
+    store: ObjectStore
+    budgets: BudgetSettings
+    events: EventSink | None = None
+    control: ControlChannel | None = None
+    memory: RouteMemory | None = None
+    navigator: LLMClient | None = None
+    evaluator: LLMClient | None = None
+    skills: bool = True
+    use_ocr: bool = False  # OCR while navigating (captures always read blind regions)
+    max_repeats: int = 3
+    pause_poll_s: float = 1.0
+    restart_app: bool = True  # False: the first try starts on whatever the phone shows
+    help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
+
+    def build_chain(self) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
+        """Route memory -> skills -> LLM navigator, each present when configured."""
+        policies: list[Policy] = []
+        memory = RouteMemoryPolicy(self.memory) if self.memory is not None else None
+        if memory is not None:
+            policies.append(memory)
+        if self.skills:
+            policies.append(SkillsPolicy())
+        if self.navigator is not None:
+            policies.append(LLMNavigatorPolicy(
+                self.navigator, perception=self.perceiver.settings, help_document=self.help_document,
+            ))
+        return PolicyChain(policies), memory

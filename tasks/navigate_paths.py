@@ -1,0 +1,140 @@
+"""A person's demonstration as a route: play a scripted path on a phone and remember it.
+
+Suite tasks (``droidretriever/suites``) carry the path a person takes to the
+answer (``open_app``, ``tap_text``, ``input``, ``submit``, ``back``; swipes and
+checks only read the target page). Playing one through the copilot's own
+hands (perception and :func:`tasks.navigate_act.execute_action`) gives, for
+each move, the screen it was made on: exactly what route memory stores after
+a successful run, so a direct goal that no skill can find ("community
+guidelines" behind "我的") is reachable by replay, and what the navigator would
+be shown along the way can be counted without a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from device_farm.driver import Driver
+from device_farm.models import Key
+from droidretriever.models import Action, Back, Input, Screen, SubTask, Tap, UIElement
+from droidretriever.suites import Step, StepKind
+from inference.memory import RouteMemory, RouteStep, anchor_for
+from inference.perception import Perceiver, Perception
+from inference.policies import is_dialog_open, screen_anchors
+from tasks.copilot_errors import CopilotError
+from tasks.navigate_act import execute_action
+from tasks.navigate_run import to_observation
+
+__all__ = ["ScriptedMove", "ScriptedPathError", "play_scripted_path", "record_scripted_route"]
+
+_DIALOG_BACKS = 3  # pop-ups closed with BACK, as a person would, before each move
+
+
+class ScriptedPathError(CopilotError):
+    """A scripted path does not fit the phone (a text to tap is not on the screen)."""
+
+    hint = "play the path by hand on a virtual phone (`python -m device_farm.sim`) and fix the task file"
+
+
+class ScriptedMove(BaseModel):
+    """One navigating move of a scripted path and the screen it was made on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: Action
+    perception: Perception
+
+    @property
+    def screen(self) -> Screen:
+        return self.perception.screen
+
+
+def play_scripted_path(driver: Driver, perceiver: Perceiver, package: str,
+                       steps: Sequence[Step]) -> tuple[ScriptedMove, ...]:
+    """Play the navigating steps of a path (from a fresh app start); the moves made.
+
+    ``input`` and the ``submit`` after it become one :class:`Input` with
+    ``submit=True``, as the skills type a search. Steps after the last
+    navigating one (swipes over the target page, checks) are not played.
+    """
+    last = max((i for i, s in enumerate(steps) if s.kind.navigates), default=-1)
+    moves: list[ScriptedMove] = []
+    driver.force_stop(package)
+    driver.key(Key.HOME)
+    for index, step in enumerate(steps[: last + 1]):
+        if step.kind is StepKind.OPEN_APP:
+            driver.open_app(package)
+            continue
+        if step.kind is StepKind.SUBMIT and moves and isinstance(moves[-1].action, Input):
+            continue  # already submitted with its input
+        perception = _perceive_without_dialogs(driver, perceiver)
+        action = _action_for(step, steps[index + 1:], perception.screen)
+        if action is None:
+            continue
+        outcome = execute_action(driver, action, perception.screen)
+        if outcome.problem:
+            raise ScriptedPathError(f"step {index + 1} ({step.kind.value} {step.text!r}): {outcome.problem}")
+        moves.append(ScriptedMove(action=action, perception=perception))
+    return tuple(moves)
+
+
+def record_scripted_route(memory: RouteMemory, subtask: SubTask,
+                          moves: Sequence[ScriptedMove]) -> int:
+    """Remember ``moves`` as a route for ``subtask``'s kind of goal; the number of steps."""
+    if not moves:
+        return 0  # the answer is on the app's first page: nothing to remember
+    steps = tuple(
+        RouteStep(action=m.action, target=anchor_for(m.screen, getattr(m.action, "target", None)),
+                  fingerprint=m.screen.fingerprint, anchors=screen_anchors(m.screen))
+        for m in moves
+    )
+    memory.record(subtask.package, subtask.goal, steps, search_term=subtask.search_term,
+                  page_mode=subtask.page_mode)
+    return len(steps)
+
+
+def _perceive_without_dialogs(driver: Driver, perceiver: Perceiver) -> Perception:
+    perception = perceiver.perceive(to_observation(driver.observe(), 0), use_ocr=False)
+    for _ in range(_DIALOG_BACKS):
+        if not is_dialog_open(perception.screen):
+            break
+        driver.key(Key.BACK)
+        perception = perceiver.perceive(to_observation(driver.observe(), 0), use_ocr=False)
+    return perception
+
+
+def _find_text(screen: Screen, text: str) -> UIElement | None:
+    """The element showing ``text``: exactly, else a tappable one whose label starts or holds it.
+
+    Perception merges a card's texts into one label ("A | B"), so the text a
+    person taps may be part of a label: the card headed by it wins over one
+    that merely mentions it.
+    """
+    exact = next((e for e in screen.elements if text in (e.text, e.content_desc)), None)
+    if exact is not None:
+        return exact
+    holding = [e for e in screen.elements if text in e.label]
+    tappable = [e for e in holding if e.clickable] or holding  # not the header naming it
+    headed = [e for e in tappable if e.label.split(" | ", 1)[0].strip() == text]
+    return min(headed or tappable, key=lambda e: e.bounds.area) if tappable else None
+
+
+def _action_for(step: Step, rest: Sequence[Step], screen: Screen) -> Action | None:
+    match step.kind:
+        case StepKind.TAP_TEXT:
+            element = _find_text(screen, step.text)
+            if element is None:
+                raise ScriptedPathError(f"{step.text!r} is not on the screen of {screen.package}")
+            return Tap(target=element.id, reason=f"the path taps {step.text!r}")
+        case StepKind.INPUT:
+            field = next((e for e in screen.elements if e.editable and e.focused), None) or next(
+                (e for e in screen.elements if e.editable), None)
+            submit = bool(rest) and rest[0].kind is StepKind.SUBMIT
+            return Input(text=step.text, target=field.id if field else None, submit=submit,
+                         reason="the path types here")
+        case StepKind.BACK:
+            return Back(reason="the path goes back")
+        case _:
+            return None

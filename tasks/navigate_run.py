@@ -1,0 +1,79 @@
+"""What one sub-task's run keeps across its tries: step records, captures, visited results, events.
+
+Every step, capture and pause goes out as a ``RunEvent`` (the dashboard, the
+CLI and the stored trace read the same stream); :class:`SubTaskRun` is the
+one place that builds those events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from device_farm.models import DeviceObservation
+from droidretriever.models import (
+    Capture,
+    CaptureSource,
+    Evaluation,
+    RunEvent,
+    RunEventKind,
+    StepRecord,
+    SubTask,
+    SubTaskStatus,
+)
+from inference.perception import Observation
+from tasks.navigate_copilot import Copilot, NavigateRequest
+
+__all__ = ["SubTaskRun", "TryEnd", "to_observation"]
+
+
+@dataclass(frozen=True)
+class TryEnd:
+    """How a try ended; ``status`` None means it failed and another try may follow."""
+
+    status: SubTaskStatus | None
+    reason: str
+    risk: Evaluation | None = None
+
+
+@dataclass
+class SubTaskRun:
+    """The sub-task's record across tries, and its voice on the event stream."""
+
+    copilot: Copilot
+    request: NavigateRequest
+    steps: list[StepRecord] = field(default_factory=list)
+    captures: list[Capture] = field(default_factory=list)
+    visited: set[str] = field(default_factory=set)  # item signatures of opened results
+    intervened: bool = False  # a person steered since the last recorded step
+
+    @property
+    def subtask(self) -> SubTask:
+        return self.request.subtask
+
+    def publish(self, kind: RunEventKind, message: str = "", **attachments: object) -> None:
+        """Send one event of this sub-task (nothing when the copilot has no sink)."""
+        if self.copilot.events is None:
+            return
+        event = RunEvent.model_validate({
+            "run_id": self.request.run_id, "kind": kind, "subtask_id": self.subtask.id,
+            "message": message, **attachments,
+        })
+        self.copilot.events.publish(event)
+
+    def record(self, step: StepRecord) -> None:
+        """Keep ``step`` for the trace and publish it."""
+        self.steps.append(step)
+        self.publish(RunEventKind.STEP, step.policy, step=step)
+
+    def count_captures(self, source: CaptureSource) -> int:
+        """How many captures of ``source`` (auto / user) this run holds."""
+        return sum(1 for c in self.captures if c.source is source)
+
+
+def to_observation(observation: DeviceObservation, step: int) -> Observation:
+    """The device's observation as perception's input."""
+    return Observation(
+        serial=observation.serial, step=step, package=observation.package,
+        activity=observation.activity, width=observation.width, height=observation.height,
+        screenshot_png=observation.screenshot_png, hierarchy_xml=observation.hierarchy_xml,
+    )

@@ -1,0 +1,167 @@
+"""Target pages of one try: which page is a target, its capture, and when the sub-task is done.
+
+``focused`` wants one details page, ``list_view`` the results list itself,
+``multi_page`` up to ``browsing_limit`` distinct results (each captured, then
+Back to the branch point; visited results are masked by item signature in
+:class:`tasks.navigate_run.SubTaskRun`). When the last wanted page is
+captured, the route that reached the first one is remembered for next time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from device_farm.models import DeviceObservation
+from droidretriever.models import (
+    CaptureSource,
+    Evaluation,
+    Input,
+    OpenApp,
+    PageMode,
+    PageType,
+    RunEventKind,
+    Screen,
+    SubTaskStatus,
+    Tap,
+)
+from inference.policies import (
+    ROUTE_MEMORY,
+    Decision,
+    RouteMemoryPolicy,
+    TakenAction,
+    is_dialog_open,
+    route_steps,
+)
+from inference.rules import find_list_items
+from tasks.capture import CaptureRequest, capture_scrolling
+from tasks.navigate_act import page_title
+from tasks.navigate_run import SubTaskRun, TryEnd
+
+__all__ = ["TargetPages", "opens_result", "search_took_effect"]
+
+_NOT_MOVES = frozenset({"dismiss_dialog", "open_app"})  # skills that do not go anywhere in the app
+
+
+class TargetPages:
+    """The try's target-page bookkeeping: captured fingerprints and the route to remember."""
+
+    def __init__(self, run: SubTaskRun, attempt: int, memory: RouteMemoryPolicy | None) -> None:
+        self.run = run
+        self.attempt = attempt
+        self.memory = memory
+        self.captured: set[str] = set()  # fingerprints of pages captured in this try
+        self.route_end: int | None = None  # actions taken when the first target was captured
+
+    def is_target(self, evaluation: Evaluation, screen: Screen,
+                  history: Sequence[TakenAction]) -> bool:
+        """Whether ``screen`` is a target page not captured yet in this try."""
+        if screen.fingerprint in self.captured:
+            return False
+        if self.memory is not None:
+            self.memory.recall(self.run.subtask)
+        if self.memory is not None and self.memory.replaying:
+            # The remembered route reached its target further on (the "Route" tab of a
+            # place, the "Currency" entry of Settings): pages on the way are not it.
+            return False
+        if evaluation.complete:
+            # The rules only see the term somewhere on a rich page; before any move in
+            # the app (a feed greeting with a recommendation) that is not the search's target.
+            return bool(evaluation.evaluator != "rules" or not self.run.subtask.search_term
+                        or any(_moves_in_app(history)))
+
+        # A page opened from a results list is that result's details page, even when
+        # it is built like a list itself (a store with its dishes).
+        last = history[-1] if history else None
+        subtask = self.run.subtask
+        if last is None or not last.applied or screen.package != subtask.package:
+            return False
+        if self._route_just_completed(history, screen):
+            return True  # the remembered route ends where its target page was captured before
+        return (
+            last.opened_result and subtask.page_mode is not PageMode.LIST_VIEW
+            and screen.fingerprint != last.fingerprint
+        )
+
+    def _route_just_completed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+        if self.memory is None or not self.memory.completed or is_dialog_open(screen):
+            return False
+        # Pop-ups closed after the route's last step do not count as moves.
+        moves = [t for t in history if t.skill != "dismiss_dialog"]
+        return bool(moves) and moves[-1].policy == ROUTE_MEMORY
+
+    def capture(self, observation: DeviceObservation, screen: Screen,
+                taken: Sequence[tuple[TakenAction, Screen]], *, force: bool = False,
+                source: CaptureSource = CaptureSource.AUTO) -> TryEnd | None:
+        """Capture the page; the end of the sub-task unless more pages are wanted.
+
+        ``force``: the navigator said "finish", so whatever was captured is the answer.
+        """
+        run, copilot, subtask = self.run, self.run.copilot, self.run.subtask
+        self.captured.add(screen.fingerprint)
+        if self.route_end is None and source is CaptureSource.AUTO:
+            self.route_end = len(taken)
+        request = CaptureRequest(
+            run_id=run.request.run_id, subtask_id=subtask.id, package=subtask.package,
+            attempt=self.attempt, index=1 + run.count_captures(source), source=source,
+            title=page_title(screen),
+        )
+        result = capture_scrolling(copilot.driver, copilot.store, request, copilot.budgets,
+                                   ocr=copilot.perceiver.ocr, first=observation)
+        run.captures.append(result.capture)
+        run.publish(RunEventKind.CAPTURE_SAVED, result.capture.title, capture=result.capture)
+        if source is CaptureSource.USER:
+            return None
+        wanted = subtask.browsing_limit if subtask.page_mode is PageMode.MULTI_PAGE else 1
+        autos = run.count_captures(CaptureSource.AUTO)
+        if autos < wanted and not force:
+            return None
+        self._remember_route(taken)
+        return TryEnd(SubTaskStatus.COMPLETED,
+                      f"{autos} target page(s) captured ({subtask.page_mode.value})")
+
+    def _remember_route(self, taken: Sequence[tuple[TakenAction, Screen]]) -> None:
+        if self.memory is None or any(s.intervention for s in self.run.steps):
+            return  # a route a person helped with is not the agent's to replay
+        self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]))
+
+
+def _moves_in_app(history: Sequence[TakenAction]) -> list[TakenAction]:
+    return [t for t in history if t.applied and t.skill not in _NOT_MOVES and not isinstance(t.action, OpenApp)]
+
+
+def opens_result(decision: Decision, screen: Screen) -> bool:
+    """Whether ``decision`` taps an item of the screen's results list (whoever chose it)."""
+    action = decision.action
+    if not isinstance(action, Tap) or action.target is None or is_dialog_open(screen):
+        return False  # a pop-up's button lies over the list, but closes the pop-up
+    element = screen.element(action.target)
+    items = find_list_items(screen)
+    return element is not None and any(
+        item.bounds.intersection(element.bounds) == element.bounds.area > 0 for item in items
+    )
+
+
+def search_took_effect(taken: TakenAction, before: Screen, after: Screen,
+                       page_type: PageType) -> bool:
+    """Whether a submitted search led anywhere: not the same search page with the text typed.
+
+    The driver checks that the text landed; this checks that ENTER did
+    something. A pop-up that swallowed the tap, or an app that ignores ENTER,
+    leaves the page as it was (only the field's text and the keyboard differ).
+    """
+    if not isinstance(taken.action, Input) or not taken.action.submit:
+        return True
+    if before.package != after.package or before.activity != after.activity:
+        return True
+    if page_type is PageType.RESULTS_LIST:
+        return True
+    return _page_shape(before) != _page_shape(after)
+
+
+def _page_shape(screen: Screen) -> frozenset[tuple[str, str, str]]:
+    """The page's elements without what typing changes (field text, keyboard, focus)."""
+    return frozenset(
+        (e.class_name, e.resource_id, "" if e.editable else e.label)
+        for e in screen.elements
+        if "keyboard" not in e.class_name.lower() and "inputmethod" not in e.resource_id.lower()
+    )

@@ -1,0 +1,75 @@
+"""``copilot.navigate``: the navigation loop as a device-bound Celery task, routed to ``app.<package>``.
+
+The message is a :class:`tasks.navigate.NavigateRequest` as JSON and the
+result a ``SubTaskResult`` as JSON (the farm's ``device_task`` wrapper does
+both, leases the phone for the run and quarantines it on device faults). A
+sub-task that stops with ``needs_user`` keeps the phone leased for its run, so
+the person's takeover and the resume happen on the same phone.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from droidretriever.config import Settings
+from droidretriever.models import SubTaskResult, SubTaskStatus
+from inference.llm import Role, client_for
+from inference.memory import RouteMemory
+from inference.perception import Perceiver
+from storage import ObjectStore, RunEventPublisher, open_object_store
+from tasks.bound_device import BoundDevice
+from tasks.control import RedisControlChannel
+from tasks.device_tasks import device_task
+from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
+
+__all__ = ["NAVIGATE", "ObjectStoreBlobs", "build_copilot", "navigate"]
+
+NAVIGATE = "copilot.navigate"
+
+
+class ObjectStoreBlobs:
+    """Route memory's two-call ``BlobStore`` over the project's object store."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when it does not exist."""
+        return self._store.get_bytes(key) if self._store.exists(key) else None
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``."""
+        self._store.put_bytes(key, data, "application/json")
+
+
+@lru_cache(maxsize=1)
+def _perceiver(settings: Settings) -> Perceiver:
+    # One per worker process: the OCR engine loads its models once.
+    return Perceiver(settings.perception)
+
+
+def build_copilot(device: BoundDevice) -> Copilot:
+    """The loop's dependencies for this worker's phone, from the worker's settings."""
+    settings = device.settings
+    store = open_object_store(settings)
+    client = device.registry.client
+    return Copilot(
+        driver=device.driver, perceiver=_perceiver(settings), store=store,
+        budgets=settings.budgets, events=RunEventPublisher(client, store),
+        control=RedisControlChannel(client), memory=RouteMemory(ObjectStoreBlobs(store)),
+        navigator=client_for(settings, Role.NAVIGATOR), evaluator=client_for(settings, Role.EVALUATOR),
+    )
+
+
+@device_task(NAVIGATE, NavigateRequest)
+def navigate(device: BoundDevice, request: NavigateRequest) -> SubTaskResult:
+    """Run the copilot loop for one sub-task on this worker's phone."""
+    copilot = build_copilot(device)
+    try:
+        result = navigate_subtask(copilot, request)
+    finally:
+        if copilot.events is not None and isinstance(copilot.events, RunEventPublisher):
+            copilot.events.close()
+    if result.status is SubTaskStatus.NEEDS_USER:
+        device.hold_for_user()
+    return result

@@ -1,0 +1,71 @@
+"""Virtual phones with a fixed set of apps, a copilot over them, and a real Redis for events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import redis
+
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from droidretriever.config import BudgetSettings, PerceptionSettings
+from droidretriever.models import PageMode, SubTask
+from inference.memory import RouteMemory
+from inference.perception import Perceiver
+from storage import FakeObjectStore, RunEventPublisher
+from tasks.control import RedisControlChannel
+from tasks.navigate import Copilot
+from tasks.navigate_task import ObjectStoreBlobs
+
+APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml")
+MEITUAN = "com.sankuai.meituan"
+MCDONALDS = "com.mcdonalds.gma.cn"
+SETTINGS = "com.android.settings"
+
+
+def subtask(sid: str, label: str, package: str, goal: str, term: str | None,
+            mode: PageMode = PageMode.FOCUSED, limit: int = 3) -> SubTask:
+    return SubTask(id=sid, app_label=label, package=package, goal=goal, search_term=term,
+                   page_mode=mode, browsing_limit=limit)
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[SimServer]:
+    # Only the apps these tests navigate: the rest of the catalog is still being written.
+    catalog = Catalog(apps={a.package: a for a in (load_app(APPS_DIR / f) for f in APP_FILES)})
+    with SimServer(phones=1, port=0, seed=7, catalog=catalog) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def perceiver() -> Perceiver:
+    return Perceiver(PerceptionSettings(ocr_backend="none"))
+
+
+@dataclass
+class Rig:
+    copilot: Copilot
+    store: FakeObjectStore
+    sim: SimServer
+    redis: redis.Redis[bytes]
+
+
+@pytest.fixture()
+def rig(sim: SimServer, perceiver: Perceiver, redis_url: str) -> Iterator[Rig]:
+    sim.control.reset("boot")
+    sim.control.clear_faults()
+    driver = AdbDriver(sim.serials[0], port=sim.port)
+    store = FakeObjectStore()
+    client = redis.Redis.from_url(redis_url)
+    copilot = Copilot(
+        driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
+        events=RunEventPublisher(client, store), control=RedisControlChannel(client),
+        memory=RouteMemory(ObjectStoreBlobs(store)), pause_poll_s=0.1,
+    )
+    try:
+        yield Rig(copilot, store, sim, client)
+    finally:
+        driver.close()
+        client.close()
