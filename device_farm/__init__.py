@@ -2,7 +2,8 @@
 
 Public surface (heavier adapters are imported from their modules:
 ``device_farm.adb_driver.AdbDriver``, ``device_farm.u2_driver.U2Driver``,
-``device_farm.registry.DeviceRegistry``, ``device_farm.launcher``):
+``device_farm.adb_shell.PhoneShell``, ``device_farm.registry.DeviceRegistry``,
+``device_farm.launcher``, ``device_farm.summary``):
 """
 
 from __future__ import annotations

@@ -15,12 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from lxml import etree
 
-from device_farm.adb_client import (
-    NoSpawnAdbClient,
-    parse_focus,
-    parse_wm_size,
-    translate_adb_errors,
-)
+from device_farm.adb_client import NoSpawnAdbClient, parse_focus, parse_wm_size
+from device_farm.adb_shell import PhoneShell
 from device_farm.driver import plan_scroll
 from device_farm.errors import DeviceCommandFailed, InputNotApplied
 from device_farm.models import AppInfo, DeviceObservation, Key, ObserveTimings, TextEntry
@@ -35,7 +31,8 @@ _PACKAGE_LINE = re.compile(r"^package:(\S+)$", re.MULTILINE)
 _LABEL_RES = (
     re.compile(r"nonLocalizedLabel=(?!null)(.+)"),
     re.compile(r"^\s*label=\"?([^\"\n]+)\"?\s*$", re.MULTILINE),
-    re.compile(r"application-label(?:-[a-zA-Z_]+)?:'([^']+)'"),
+    # aapt's form, quotes not escaped (application-label:'McDonald's'): up to the line's last quote.
+    re.compile(r"application-label(?:-[a-zA-Z_]+)?:'(.+)'[ \t\r]*$", re.MULTILINE),
 )
 _GENERIC_PARTS = frozenset({
     "android", "app", "apps", "client", "cn", "com", "global", "gma", "hd", "intl", "lite",
@@ -53,8 +50,8 @@ class AdbDriver:
     ) -> None:
         self._serial = serial
         self._client = NoSpawnAdbClient(host, port, socket_timeout=timeout_s)
-        self._device = self._client.device(serial)
-        self._timeout = timeout_s
+        self._shell = PhoneShell(self._client, serial, timeout_s)
+        self._tty_dump: bool | None = None  # does `uiautomator dump /dev/tty` print the XML?
         self._size: tuple[int, int] | None = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"observe-{serial}")
         self._has_adb_keyboard: bool | None = None
@@ -74,34 +71,13 @@ class AdbDriver:
     # ------------------------------------------------------------------ low level
 
     def shell(self, command: str, action: str = "") -> str:
-        """Run a shell command and return its text output (stripped)."""
-        with translate_adb_errors(self._serial, action or command.split(" ", 1)[0]):
-            output: str = self._device.shell(command, timeout=self._timeout)
-        return output
-
-    def _shell_bytes(self, command: str, action: str) -> bytes:
-        # adbutils' shell() grows its result with `bytes +=` per 4 KiB chunk, which is
-        # quadratic: seconds for a 10 MB raw frame. Read into one buffer instead.
-        with translate_adb_errors(self._serial, action):
-            conn = self._device.open_shell(command)
-            try:
-                sock = conn.conn
-                sock.settimeout(self._timeout)
-                buffer = bytearray()
-                chunk = memoryview(bytearray(1 << 20))
-                while True:
-                    received = sock.recv_into(chunk)
-                    if not received:
-                        break
-                    buffer += chunk[:received]
-            finally:
-                conn.close()
-        return bytes(buffer)
+        """Run a shell command and return its text output (right-stripped)."""
+        return self._shell.run_text(command, action or command.split(" ", 1)[0])
 
     # ------------------------------------------------------------------ observe
 
     def observe(self) -> DeviceObservation:
-        """Screenshot, hierarchy and focus side by side (three adb connections)."""
+        """Screenshot, hierarchy and focus side by side: three shell calls, one connection each."""
         started = time.perf_counter()
         shot = self._pool.submit(self._capture_png)
         focus = self._pool.submit(self._timed_focus)
@@ -130,7 +106,7 @@ class AdbDriver:
 
     def _capture_png(self) -> tuple[bytes, int, int, float, float]:
         started = time.perf_counter()
-        raw = self._shell_bytes("screencap", "screenshot")
+        raw = self._shell.run("screencap", "screenshot")
         fetched = time.perf_counter()
         try:
             frame = decode_raw_screencap(raw)
@@ -145,19 +121,28 @@ class AdbDriver:
 
     def _dump_hierarchy(self) -> tuple[str, float]:
         started = time.perf_counter()
-        # One round trip: dump to a file, then print it (dumping to stdout is not portable);
-        # the XML starts after uiautomator's own "dumped to" line.
-        output = self.shell(
-            f"uiautomator dump {_DUMP_PATH} && cat {_DUMP_PATH}", "hierarchy dump"
-        )
-        start = output.find("<?xml")
-        if start < 0:
-            raise DeviceCommandFailed(
-                f"{self._serial}: uiautomator dump gave no XML: {output[:200]!r}",
-                serial=self._serial,
-                hint="an animation or a video can block uiautomator; wait a moment and retry",
+        xml = None
+        if self._tty_dump is not False:
+            # One round trip: the XML on stdout, then uiautomator's "dumped to" line.
+            xml = _extract_xml(self.shell("uiautomator dump /dev/tty", "hierarchy dump"))
+        if xml is None:
+            # Some ROMs print nothing for /dev/tty: dump to a file and print it, still one call.
+            output = self.shell(
+                f"uiautomator dump {_DUMP_PATH} && cat {_DUMP_PATH}", "hierarchy dump"
             )
-        return output[start:], (time.perf_counter() - started) * 1000
+            xml = _extract_xml(output)
+            if xml is None:
+                raise DeviceCommandFailed(
+                    f"{self._serial}: uiautomator dump gave no XML: {output[:200]!r}",
+                    serial=self._serial,
+                    hint="an animation or a video can block uiautomator; wait a moment and retry",
+                )
+            if self._tty_dump is None:
+                # /dev/tty never worked here but the file does: use the file from now on.
+                self._tty_dump = False
+        elif self._tty_dump is None:
+            self._tty_dump = True
+        return xml, (time.perf_counter() - started) * 1000
 
     def focused_app(self) -> tuple[str, str]:
         """(package, activity) in front; empty strings on the lock screen."""
@@ -319,3 +304,12 @@ class AdbDriver:
         """Wake, then dismiss a swipe keyguard (a PIN needs a person)."""
         self.key(Key.WAKEUP)
         self.shell("wm dismiss-keyguard", "dismissing the keyguard")
+
+
+def _extract_xml(output: str) -> str | None:
+    """The hierarchy XML inside ``uiautomator dump`` output, or None when there is none."""
+    start = output.find("<?xml")
+    end = output.rfind("</hierarchy>")
+    if start < 0 or end < start:
+        return None
+    return output[start:end + len("</hierarchy>")]

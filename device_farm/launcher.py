@@ -33,13 +33,23 @@ __all__ = [
     "bring_up_adb",
     "bring_up_emulators",
     "bring_up_sim",
+    "ensure_sim_farm",
+    "running_farm",
     "wait_for_workers",
 ]
 
 
-def _check_no_farm(settings: Settings) -> None:
+def running_farm(settings: Settings) -> FarmManifest | None:
+    """The manifest of the farm up under ``settings.state_dir``, if any of its processes runs."""
     manifest = read_manifest(settings.state_dir)
     if manifest is not None and any(is_running(p) for p in manifest.processes):
+        return manifest
+    return None
+
+
+def _check_no_farm(settings: Settings) -> None:
+    manifest = running_farm(settings)
+    if manifest is not None:
         raise FarmSetupError(
             f"a farm ({manifest.mode}, {len(manifest.serials)} phones) is already up "
             f"under {settings.state_dir}",
@@ -157,6 +167,25 @@ def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
                             processes=tuple(records))
     write_manifest(settings.state_dir, manifest)
     return manifest
+
+
+def ensure_sim_farm(settings: Settings, phones: int,
+                    wait_s: float = 90.0) -> tuple[FarmManifest, bool]:
+    """A farm of ``phones`` virtual phones, started unless one is up; (manifest, started now).
+
+    A farm already up (any mode, any size) is left as it is: ``droidretriever up``
+    stays idempotent, and changing the farm is ``farm down`` then ``farm up``.
+    """
+    manifest = running_farm(settings)
+    if manifest is not None:
+        return manifest, False
+    manifest = bring_up_sim(settings, phones)
+    try:
+        wait_for_workers(DeviceRegistry.from_settings(settings), manifest.serials, timeout_s=wait_s)
+    except FarmSetupError:
+        bring_down(settings)  # nothing half-started is left behind
+        raise
+    return manifest, True
 
 
 def wait_for_workers(registry: DeviceRegistry, serials: tuple[str, ...],

@@ -3,7 +3,8 @@
 ``farm.diagnose`` answers which phone and worker took it (optionally after one
 observe): it measures dispatch overhead and checks routing. ``farm.synthetic``
 runs a fixed number of observe + act steps on an app, like a navigation
-sub-task without the model, for fault tests and throughput benchmarks. Each
+sub-task without the model, for fault tests and throughput benchmarks; it can
+end paused for a person, keeping the phone leased to its run. Each
 step is recorded under a run-scoped key (``farm:synthetic:<run>:<subtask>``,
 field = step), so a redelivered sub-task overwrites its steps instead of
 duplicating them; completions are appended to a list so a duplicate would show.
@@ -59,6 +60,9 @@ class SyntheticRequest(_Frozen):
     package: str
     steps: int = Field(default=5, ge=1, le=200)
     step_pause_s: float = Field(default=0.0, ge=0.0, le=30.0)  # stands in for model latency
+    # End waiting for a person, as a navigation sub-task does on a risky screen: the phone
+    # stays leased to the run (paused_for_user) until the run comes back on device.<serial>.
+    pause_for_user: bool = False
 
 
 class SyntheticResult(_Frozen):
@@ -106,7 +110,10 @@ def run_synthetic_subtask(device: BoundDevice, request: SyntheticRequest) -> Syn
         if request.step_pause_s:
             time.sleep(request.step_pause_s)
         device.driver.scroll(ScrollDirection.DOWN, 0.5)
-    device.driver.key(Key.HOME)
+    if request.pause_for_user:
+        device.hold_for_user()
+    else:
+        device.driver.key(Key.HOME)
     client.rpush(synthetic_completions_key(request.run_id), request.subtask_id)
     return SyntheticResult(
         subtask_id=request.subtask_id, serial=device.serial, steps=request.steps,

@@ -183,6 +183,9 @@ def _pm(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
         if args[1] not in apps and args[1] not in _SYSTEM_PACKAGES:
             return CommandResult(code=1)
         return ok_result(f"package:/data/app/~~sim/{args[1]}-1/base.apk\n")
+    if args[:1] == ["uninstall"] and len(args) > 1:
+        return ok_result("Success\n") if dev.phone.uninstall(args[-1]) else error_result(
+            "Failure [DELETE_FAILED_INTERNAL_ERROR]\n")
     if args[:1] == ["clear"] and len(args) > 1 and args[1] in apps:
         dev.gestures.force_stop(args[1])
         state = dev.phone.state
@@ -234,7 +237,8 @@ def _dumpsys(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult
         if app is None:
             return ok_result("")
         return ok_result(f"Packages:\n  Package [{app.package}] (5a1c):\n    versionCode=1 minSdk=24 "
-                         f"targetSdk=34\n    versionName={app.version}\n    pkgFlags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n"
+                         f"targetSdk=34\n    versionName={app.version}\n    application-label:'{app.label}'\n"
+                         "    pkgFlags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n"
                          "    firstInstallTime=2025-06-01 10:00:00\n    lastUpdateTime=2025-06-20 10:00:00\n")
     return ok_result("")
 

@@ -28,7 +28,7 @@ CONTROL_SERVICE = "sim-control:"
 Op = Literal[
     "status", "drop_connections", "freeze", "unfreeze", "slow_screenshot", "network_error", "popup",
     "offline", "clear_faults", "snapshot", "reset", "advance_clock", "set_day", "set_logged_in",
-    "set_latency",
+    "set_latency", "install", "uninstall",
 ]
 
 
@@ -67,6 +67,7 @@ class PhoneStatus(BaseModel):
     drop_connections: int
     network_error: list[str]
     snapshots: list[str]
+    packages: list[str] = []  # installed apps
 
 
 class ControlReply(BaseModel):
@@ -86,6 +87,7 @@ def _status(dev: VirtualDevice) -> PhoneStatus:
         clock=phone.clock.now().isoformat(timespec="seconds"), logged_in=dict(phone.state.logged_in),
         frozen=dev.faults.is_frozen(), offline=dev.faults.offline, drop_connections=dev.faults.drop_connections,
         network_error=sorted(phone.state.network_error), snapshots=sorted(phone.snapshots),
+        packages=sorted(phone.catalog.apps),
     )
 
 
@@ -135,6 +137,12 @@ def _apply_one(dev: VirtualDevice, req: ControlRequest) -> None:
         phone.touch()
     elif op == "set_latency":
         dev.latency = LATENCY_PROFILES[req.profile]
+    elif op == "install" and not phone.install(str(req.package)):
+        raise ControlError(f"no app {req.package!r} to install on {phone.serial}",
+                           hint="pass the package of an app in the simulator's catalog (device_farm/sim/apps)")
+    elif op == "uninstall" and not phone.uninstall(str(req.package)):
+        raise ControlError(f"{req.package!r} is not installed on {phone.serial}",
+                           hint=f"installed there: {', '.join(sorted(phone.catalog.apps))}")
 
 
 def _need_package(apps: Mapping[str, object], req: ControlRequest) -> None:
@@ -230,6 +238,14 @@ class SimControlClient:
 
     def set_latency(self, profile: LatencyProfile, serial: str | None = None) -> None:
         self.request(ControlRequest(op="set_latency", serial=serial, profile=profile))
+
+    def install(self, serial: str, package: str) -> None:
+        """Install a catalog app on one phone (its launcher, ``pm list packages`` and ``monkey`` see it)."""
+        self.request(ControlRequest(op="install", serial=serial, package=package))
+
+    def uninstall(self, serial: str, package: str) -> None:
+        """Remove an app from one phone, closing whatever it had open."""
+        self.request(ControlRequest(op="uninstall", serial=serial, package=package))
 
 
 def _read_exact(sock: socket.socket, n: int) -> bytes:

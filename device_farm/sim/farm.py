@@ -7,9 +7,11 @@ locks: control requests arrive as smart-socket services on the same loop.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from device_farm.sim.catalog import Catalog
+from device_farm.sim.errors import SimServerError
 from device_farm.sim.gestures import Gestures
 from device_farm.sim.layout import Display
 from device_farm.sim.phone import Phone, PhoneIdentity
@@ -69,15 +71,24 @@ _MODELS = (("Pixel 7", Display(1080, 2340, 440)), ("MI 8", Display(1080, 2244, 4
 
 
 class Farm:
-    """N phones sharing one app catalog and seed."""
+    """N phones sharing one app catalog and seed.
 
-    def __init__(self, catalog: Catalog, phones: int, seed: int, latency: LatencyProfile) -> None:
+    Every phone has every app of the catalog installed, unless ``phone_apps``
+    names the packages installed on some phones (``{serial: [package, ...]}``);
+    either way any catalog app can be installed later (control ``install``).
+    """
+
+    def __init__(self, catalog: Catalog, phones: int, seed: int, latency: LatencyProfile,
+                 phone_apps: Mapping[str, Iterable[str]] | None = None) -> None:
         self.catalog = catalog
         self.seed = seed
         self.devices: dict[str, VirtualDevice] = {}
+        installed = _installed_sets(catalog, phones, phone_apps or {})
         for i in range(phones):
             model, display = _MODELS[i % len(_MODELS)] if i else _MODELS[0]
-            phone = Phone(PhoneIdentity(serial_for(i), model, display, seed), catalog)
+            serial = serial_for(i)
+            phone = Phone(PhoneIdentity(serial, model, display, seed), installed.get(serial, catalog),
+                          available=catalog)
             self.devices[phone.serial] = VirtualDevice(
                 phone, Gestures(phone), LATENCY_PROFILES[latency], transport_id=i + 1
             )
@@ -91,3 +102,21 @@ class Farm:
 
     def by_transport_id(self, transport_id: int) -> VirtualDevice | None:
         return next((d for d in self.devices.values() if d.transport_id == transport_id), None)
+
+
+def _installed_sets(catalog: Catalog, phones: int,
+                    phone_apps: Mapping[str, Iterable[str]]) -> dict[str, Catalog]:
+    """Each named phone's own catalog; unknown serials and packages are refused by name."""
+    serials = {serial_for(i) for i in range(phones)}
+    out: dict[str, Catalog] = {}
+    for serial, packages in phone_apps.items():
+        if serial not in serials:
+            raise SimServerError(f"phone_apps names {serial!r}, which is not one of the {phones} phones",
+                                 hint=f"phones are {', '.join(sorted(serials))}")
+        wanted = list(packages)
+        unknown = [p for p in wanted if catalog.get(p) is None]
+        if unknown:
+            raise SimServerError(f"phone_apps for {serial} names apps not in the catalog: {', '.join(unknown)}",
+                                 hint="use package names of device_farm/sim/apps/*.yaml")
+        out[serial] = Catalog(apps={p: catalog.apps[p] for p in wanted})
+    return out

@@ -71,9 +71,14 @@ class Gestures:
         state.launches += 1
         stack = state.stacks.get(package)
         if not stack:
-            state.stacks[package] = [Page(screen)]
+            page = Page(screen)
+            if app.screens[screen].login_required and not state.logged_in.get(package, app.logged_in) \
+                    and app.login_screen is not None:
+                # As when tapping into such a screen: log in first, then continue to it.
+                page = Page(app.login_screen, pending=page)
+            state.stacks[package] = [page]
             self._maybe_popup(package, app.popups)
-            self._enter(package, screen)
+            self._enter(package, page.screen)
         elif screen != stack[0].screen and activity:
             self._open(package, Page(screen))
         self.phone.touch()

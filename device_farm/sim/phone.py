@@ -44,9 +44,10 @@ class PhoneIdentity:
 class Phone:
     """A virtual phone. Not thread-safe: the server's event loop is its only user."""
 
-    def __init__(self, identity: PhoneIdentity, catalog: Catalog) -> None:
+    def __init__(self, identity: PhoneIdentity, catalog: Catalog, available: Catalog | None = None) -> None:
         self.identity = identity
-        self.catalog = catalog
+        self.catalog = catalog  # the apps installed on this phone
+        self.available = available or catalog  # what `install` can add (the simulator's whole catalog)
         self.clock = SimClock()
         self.state = self._initial_state()
         self._version = 0
@@ -55,7 +56,7 @@ class Phone:
         self._png: bytes | None = None
         self._raw: bytes | None = None
         self._xml: str | None = None
-        self.snapshots: dict[str, tuple[PhoneState, float]] = {}
+        self.snapshots: dict[str, tuple[PhoneState, float, Catalog]] = {}
         self.save_snapshot("boot")
 
     # ------------------------------------------------------------------ state
@@ -79,8 +80,8 @@ class Phone:
         self._version += 1
 
     def save_snapshot(self, name: str) -> None:
-        """Keep a copy of the whole state (and clock) under ``name``."""
-        self.snapshots[name] = (copy.deepcopy(self.state), self.clock.state())
+        """Keep a copy of the whole state (clock and installed apps too) under ``name``."""
+        self.snapshots[name] = (copy.deepcopy(self.state), self.clock.state(), self.catalog)
 
     def restore_snapshot(self, name: str) -> bool:
         """Put back snapshot ``name``; False when there is none by that name."""
@@ -89,6 +90,37 @@ class Phone:
             return False
         self.state = copy.deepcopy(saved[0])
         self.clock.restore(saved[1])
+        self.catalog = saved[2]
+        self.touch()
+        return True
+
+    def install(self, package: str) -> bool:
+        """Install ``package`` from the available apps; False when there is no such app."""
+        app = self.available.get(package)
+        if app is None:
+            return False
+        if package not in self.catalog.apps:
+            self.catalog = Catalog(apps={**self.catalog.apps, package: app})
+            self.state.logged_in[package] = app.logged_in
+            self.touch()
+        return True
+
+    def uninstall(self, package: str) -> bool:
+        """Remove ``package`` and everything it had open; False when it is not installed."""
+        if package not in self.catalog.apps:
+            return False
+        self.catalog = Catalog(apps={p: a for p, a in self.catalog.apps.items() if p != package})
+        state = self.state
+        state.stacks.pop(package, None)
+        if state.foreground == package:
+            state.foreground, state.focused = None, None
+        if state.dialog is not None and state.dialog.package == package:
+            state.dialog = None
+        state.network_error.discard(package)
+        for per_app in (state.logged_in, state.permissions):
+            per_app.pop(package, None)
+        state.inputs = {k: v for k, v in state.inputs.items() if not k.startswith(package + "/")}
+        state.toggles = {k: v for k, v in state.toggles.items() if not k.startswith(package + "/")}
         self.touch()
         return True
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import threading
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 
 from device_farm.sim.catalog import Catalog, load_catalog
@@ -217,15 +218,18 @@ class SimServer:
     """N virtual phones behind an ADB server on ``host:port`` (0 = a free port).
 
     Usable as a context manager; ``start()`` returns once the port is bound.
+    ``phone_apps`` (``{serial: [package, ...]}``) installs only those apps on
+    the named phones; the others get the whole catalog.
     """
 
     def __init__(self, phones: int = 2, host: str = "127.0.0.1", port: int = 0, seed: int = 7,
-                 latency: LatencyProfile | str = LatencyProfile.ZERO, catalog: Catalog | None = None) -> None:
+                 latency: LatencyProfile | str = LatencyProfile.ZERO, catalog: Catalog | None = None,
+                 phone_apps: Mapping[str, Iterable[str]] | None = None) -> None:
         if phones < 1:
             raise SimServerError(f"phones must be at least 1 (got {phones})", hint="pass phones=1 or more")
         self.host = host
         self._requested_port = port
-        self.farm = Farm(catalog or load_catalog(), phones, seed, LatencyProfile(latency))
+        self.farm = Farm(catalog or load_catalog(), phones, seed, LatencyProfile(latency), phone_apps)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

@@ -1,13 +1,19 @@
-"""``droidretriever up | down | status``: the embedded local stack."""
+"""``droidretriever up | down | status``: the embedded local stack and the device farm.
+
+``up`` starts the services, then (once Redis is healthy) a farm of virtual
+phones with their workers; ``down`` stops the farm first, while Redis is
+still there to hand back unfinished sub-tasks; ``status`` adds a farm line.
+"""
 
 from __future__ import annotations
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
 from deploy.local import ServiceStatus, build_stack
 from droidretriever.cli._app import app
-from droidretriever.config import load_settings
+from droidretriever.config import Settings, load_settings
 from storage import StorageError, open_object_store, read_spool_usage
 
 __all__ = ["down", "status", "up"]
@@ -48,9 +54,40 @@ def _spool_line() -> str:
     )
 
 
+def _bring_up_farm(settings: Settings, rows: list[ServiceStatus], phones: int) -> None:
+    from device_farm.launcher import ensure_sim_farm
+
+    redis_row = next((row for row in rows if row.name == "redis"), None)
+    if redis_row is not None and not redis_row.health.healthy:
+        console.print(f"[yellow]device farm not started:[/] Redis is not healthy "
+                      f"({redis_row.health.detail})", highlight=False)
+        return
+    with console.status(f"starting the device farm ({phones} virtual phones and their workers)..."):
+        manifest, started = ensure_sim_farm(settings, phones)
+    if not started:
+        console.print(f"device farm already up ({manifest.mode}, phones: {len(manifest.serials)}): "
+                      "left as it is (`droidretriever farm down` to change it)", highlight=False)
+
+
+def _print_farm_line(settings: Settings) -> bool:
+    """Print the farm's line; True unless a farm is up with a worker that does not beat."""
+    from device_farm.summary import summarize_farm
+
+    summary = summarize_farm(settings)
+    style = "green" if summary.healthy else ("yellow" if summary.up else "dim")
+    console.print(f"[{style}]{summary.describe()}[/]", highlight=False)
+    return summary.healthy or not summary.up
+
+
 @app.command()
-def up() -> None:
-    """Start Redis, the S3 store and the Prefect server (idempotent), then flush the spool."""
+def up(
+    sim: int | None = typer.Option(
+        None, "--sim", min=1, max=64,
+        help="Virtual phones for the farm (default: settings sim.phones, DROIDRETRIEVER_SIM__PHONES).",
+    ),
+    no_farm: bool = typer.Option(False, "--no-farm", help="Start the services only, no device farm."),
+) -> None:
+    """Start Redis, the S3 store and Prefect, then the virtual-phone farm (all idempotent)."""
     settings = load_settings()
     stack = build_stack(settings)
     with console.status("starting the local stack (Prefect takes ~10 s)..."):
@@ -62,13 +99,23 @@ def up() -> None:
     else:
         if flushed:
             console.print(f"flushed {flushed} spooled object(s) to the object store")
+    if not no_farm:
+        _bring_up_farm(settings, rows, sim or settings.sim.phones)
     _print_table(rows, _spool_line())
+    _print_farm_line(settings)
 
 
 @app.command()
 def down() -> None:
-    """Stop the services `up` started (and nothing else)."""
-    stack = build_stack(load_settings())
+    """Stop the device farm, then the services `up` started (and nothing else)."""
+    from device_farm.launcher import bring_down
+
+    settings = load_settings()
+    with console.status("stopping the device farm..."):
+        farm_stopped = bring_down(settings)
+    console.print(f"device farm: stopped {len(farm_stopped)} processes" if farm_stopped
+                  else "device farm: was not running")
+    stack = build_stack(settings)
     with console.status("stopping the local stack..."):
         stopped = stack.down()
     for name, was_running in stopped.items():
@@ -77,9 +124,11 @@ def down() -> None:
 
 @app.command()
 def status() -> None:
-    """Show each service, its URL, pid and health, and the storage spool size."""
-    rows = build_stack(load_settings()).status()
+    """Each service (URL, pid, health), the storage spool and the device farm's workers."""
+    settings = load_settings()
+    rows = build_stack(settings).status()
     _print_table(rows, _spool_line())
-    if not all(row.health.healthy for row in rows):
+    farm_ok = _print_farm_line(settings)
+    if not farm_ok or not all(row.health.healthy for row in rows):
         # SystemExit, not typer.Exit: click swallows Exit's code when not standalone.
         raise SystemExit(3)

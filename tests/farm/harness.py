@@ -1,9 +1,9 @@
 """Real farm processes for the tests: device workers and the monitor as subprocesses.
 
 Phones are virtual (SimServer in the test process, reached over TCP like any
-adb server). Apps can be removed from single phones by giving that phone a
-smaller catalog, so routing by app can be tested (the simulator installs the
-same catalog on every phone by default).
+adb server). Routing by app is tested by installing an app on some phones
+only: ``SimServer(..., phone_apps={serial: [packages]})`` or the control
+API's ``install`` / ``uninstall``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from device_farm.models import DeviceState
 from device_farm.processes import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
-from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from device_farm.sim import APPS_DIR, Catalog, load_app
 from droidretriever.config import Settings, load_settings
 
 FAST_FARM = {
@@ -52,12 +52,6 @@ def example_catalog() -> Catalog:
     of the catalog (other engineers add apps to it while these tests run)."""
     apps = [load_app(APPS_DIR / name) for name in EXAMPLE_APPS]
     return Catalog(apps={app.package: app for app in apps})
-
-
-def keep_only_apps(sim: SimServer, serial: str, packages: set[str]) -> None:
-    """Uninstall every other app from one virtual phone (before its worker starts)."""
-    phone = sim.farm.devices[serial].phone
-    phone.catalog = Catalog(apps={p: a for p, a in phone.catalog.apps.items() if p in packages})
 
 
 class FarmProcesses:

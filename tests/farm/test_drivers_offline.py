@@ -41,7 +41,7 @@ def test_raw_screencap_round_trips_to_png(header_words: int) -> None:
     frame = decode_raw_screencap(data)
     png = encode_png(frame)
     decoded = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
-    assert decoded.shape == (64, 36, 3)
+    assert decoded is not None and decoded.shape == (64, 36, 3)
     assert np.array_equal(decoded[..., ::-1], rgba[..., :3])  # BGR back to RGB, alpha dropped
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,11 @@ from tasks.farm_tasks import (
     synthetic_steps_key,
 )
 from tests.farm.harness import (
+    FAST_FARM,
     FarmProcesses,
     example_catalog,
     farm_env,
     farm_settings,
-    keep_only_apps,
     wait_for_idle,
     wait_until,
 )
@@ -67,9 +68,9 @@ def farm(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
     state_dir: Path = tmp_path_factory.mktemp("farm-state")
     env = farm_env(redis_url, state_dir)
     settings = farm_settings(env)
-    with SimServer(phones=3, port=0, seed=7, catalog=example_catalog()) as sim:
-        for serial in sim.serials[:2]:
-            keep_only_apps(sim, serial, {MCDONALDS, SETTINGS})
+    only_two = [MCDONALDS, SETTINGS]
+    with SimServer(phones=3, port=0, seed=7, catalog=example_catalog(),
+                   phone_apps={"emulator-5554": only_two, "emulator-5556": only_two}) as sim:
         procs = FarmProcesses(state_dir, env, sim.port)
         registry = DeviceRegistry.from_settings(settings)
         app = create_celery_app(settings)
@@ -153,3 +154,39 @@ def test_dropped_phone_is_quarantined_and_its_subtask_redelivered(farm: Farm) ->
     # Healthy probes bring it back; the waiting task then runs on it.
     assert waiting.get(timeout=60).serial == victim
     wait_until(lambda: farm.registry.status(victim).state is DeviceState.IDLE, 30, "rejoin")
+
+
+def test_paused_run_keeps_its_phone_until_it_resumes(farm: Farm) -> None:
+    third = farm.sim.serials[2]  # the only phone with Meituan
+    leases = farm.registry.leases
+    ttl_s = float(FAST_FARM["DROIDRETRIEVER_FARM__LEASE_TTL_S"])
+    beat_s = float(FAST_FARM["DROIDRETRIEVER_FARM__HEARTBEAT_S"])
+    paused = farm.client.send_to_device(SYNTHETIC, third, SyntheticRequest(
+        run_id="run-pause", subtask_id="mt-1", package=MEITUAN, steps=1, pause_for_user=True),
+        SyntheticResult).get(timeout=30)
+    assert paused.serial == third
+    status = farm.registry.status(third)
+    assert status.state is DeviceState.PAUSED_FOR_USER and status.lease_run == "run-pause"
+
+    # Another run's sub-task for Meituan has nowhere to go while the person decides.
+    other = farm.client.send_to_app(SYNTHETIC, MEITUAN, SyntheticRequest(
+        run_id="run-other", subtask_id="mt-2", package=MEITUAN, steps=1), SyntheticResult)
+    # Well past one lease TTL: the worker's heartbeat keeps renewing the paused run's lease.
+    deadline = time.monotonic() + ttl_s * 1.6
+    while time.monotonic() < deadline:
+        assert leases.holder(third) == "run-pause"
+        assert not leases.acquire(third, "run-other")
+        assert farm.registry.status(third).state is DeviceState.PAUSED_FOR_USER
+        time.sleep(0.5)
+    remaining = leases.remaining_s(third)
+    assert remaining is not None and remaining > ttl_s - 2 * beat_s
+    assert not other.ready()
+
+    # The run resumes on its phone (device.<serial>), finishes, and lets the phone go.
+    resumed = farm.client.send_to_device(SYNTHETIC, third, SyntheticRequest(
+        run_id="run-pause", subtask_id="mt-3", package=MEITUAN, steps=1), SyntheticResult)
+    assert resumed.get(timeout=30).serial == third
+    # Only then does the other run get the phone, and it too releases it when done.
+    assert other.get(timeout=30).serial == third
+    wait_until(lambda: leases.holder(third) is None
+               and farm.registry.status(third).state is DeviceState.IDLE, 15, "the phone freed")

@@ -1,4 +1,8 @@
-"""``droidretriever up | status | down`` on the real services, in a temporary state folder."""
+"""``droidretriever up | status | down`` on the real services, in a temporary state folder.
+
+``up`` also brings up the device farm (virtual phones and their workers) unless
+``--no-farm``; ``down`` stops it first.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
+        "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
     }
     yield env
     # Whatever happened, leave no service behind.
@@ -58,31 +63,46 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
     assert "Traceback" not in taken.stderr
     assert not list(state.glob("run/*.pid"))
 
-    first = _cli(stack_env, "up")
+    first = _cli(stack_env, "up", "--no-farm")
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("healthy") == 3
+    assert "device farm: not running" in first.stdout
     pids = sorted(p.read_text() for p in (state / "run").glob("*.pid"))
     assert len(pids) == 3
 
-    again = _cli(stack_env, "up")  # idempotent: same processes, no new ones
+    # Services already up (same pids), and now the farm: one phone, its worker, the monitor.
+    with_farm = _cli(stack_env, "up", "--sim", "1")
+    assert with_farm.returncode == 0, with_farm.stderr
+    assert sorted(p.read_text() for p in (state / "run").glob("*.pid")) == pids
+    assert "device farm (sim): 1 phone, 1/1 workers healthy, 3/3 processes running" in with_farm.stdout
+    farm_pids = sorted(p.read_text() for p in (state / "farm").glob("*.pid"))
+    assert len(farm_pids) == 3
+
+    again = _cli(stack_env, "up")  # idempotent: same processes, no new ones, farm left as it is
     assert again.returncode == 0, again.stderr
     assert sorted(p.read_text() for p in (state / "run").glob("*.pid")) == pids
+    assert sorted(p.read_text() for p in (state / "farm").glob("*.pid")) == farm_pids
+    assert "device farm already up (sim, phones: 1)" in again.stdout
 
     status = _cli(stack_env, "status")
     assert status.returncode == 0, status.stderr
     for name in ("redis", "s3", "prefect"):
         assert name in status.stdout
-    assert status.stdout.count("healthy") == 3
+    assert status.stdout.count("healthy") == 4  # three services and the farm's workers
+    assert "1/1 workers healthy" in status.stdout and "1 idle" in status.stdout
     assert "storage spool" in status.stdout
     assert (state / "logs" / "prefect.log").is_file()
 
     down = _cli(stack_env, "down")
     assert down.returncode == 0, down.stderr
-    assert down.stdout.count("stopped") == 3
+    assert "device farm: stopped 3 processes" in down.stdout
+    assert down.stdout.index("device farm") < down.stdout.index("redis: stopped")
     assert not list((state / "run").glob("*.pid"))
+    assert not (state / "farm" / "farm.json").exists()
     after = _cli(stack_env, "status")
     assert after.returncode == 3  # unhealthy: scripts can tell
     assert after.stdout.count("not started") == 3
+    assert "device farm: not running" in after.stdout
 
 
 def test_down_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
