@@ -1,0 +1,198 @@
+"""The per-app sub-flow: one app's sub-tasks in order, on one phone, pausing for a person.
+
+    run_app(run_id, app, sub-tasks)
+      for each sub-task:  navigate (Prefect task -> Celery -> SubTaskResult)
+        needs_user ->  pause_flow_run(wait_for_input=PersonInput)  (phone stays leased)
+                       continue -> navigate again on the same phone (what the person did,
+                                   a login or a consent, stays on it)
+                       skip / timeout -> the sub-task ends needs_user; the report names the app
+      the first sub-task goes to any phone with the app; the rest follow it to that phone.
+
+Sub-task statuses go to the run manifest as they change. The device task
+publishes its own sub-task, step and capture events; this flow adds the
+pauses, resumes, and the failures it produces itself (a phone that never
+answered).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.exceptions import FlowPauseTimeout, PrefectException
+from prefect.flow_runs import pause_flow_run
+from prefect.states import Running
+
+from device_farm.errors import DeviceError
+from droidretriever.config import load_settings
+from droidretriever.models import (
+    RunEventKind,
+    RunManifest,
+    RunStatus,
+    SubTask,
+    SubTaskResult,
+    SubTaskStatus,
+    Trace,
+)
+from flows.dispatch import LeaseKeeper, navigate_subtask
+from flows.errors import AttemptFailedError
+from flows.models import AppOutcome, PersonInput
+from flows.runtime import FlowServices, open_services
+from flows.stop import is_stop_requested
+from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
+
+__all__ = ["run_app"]
+
+log = logging.getLogger(__name__)
+
+_PAUSE_POLL_S = 1
+
+
+@flow(name="app", flow_run_name="{app_label} · {run_id}", validate_parameters=True)
+def run_app(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
+            navigate_task: str) -> AppOutcome:
+    """Run one app's sub-tasks in order on one phone; pause for a person when one needs it."""
+    services = open_services(load_settings())
+    flow_run_id = current_flow_run_id()
+    add_flow_run_tags(flow_run_id, [f"run:{run_id}", f"app:{app_label}"])
+    results: list[SubTaskResult] = []
+    device: str | None = None
+    keeper: LeaseKeeper | None = None
+    for subtask in subtasks:
+        if is_stop_requested(services.redis, run_id):
+            log.info("run %s was asked to stop: %s not started", run_id, subtask.id)
+            break
+        if keeper is not None:
+            keeper.stop()  # the lease stays; the phone's worker takes it over
+        _record_status(services, run_id, subtask, SubTaskStatus.RUNNING)
+        result = _run_with_pauses(services, run_id, app_label, subtask, navigate_task, device)
+        results.append(result)
+        _record_result(services, run_id, subtask, result)
+        if result.device is not None and result.device != device:
+            device = result.device
+            add_flow_run_tags(flow_run_id, [f"device:{device}"])
+        if device is not None and result.status is not SubTaskStatus.NEEDS_USER:
+            # Keep the phone for this app's next sub-task (its worker let go of it).
+            keeper = LeaseKeeper(services.registry.leases, device, run_id,
+                                 services.settings.farm.lease_ttl_s)
+            if not keeper.start():
+                device = None  # another run took it: the next sub-task goes to any phone
+    if keeper is not None:
+        keeper.stop()
+        if device is not None:
+            services.registry.leases.release(device, run_id)
+    return AppOutcome(package=package, app_label=app_label, device=device, results=tuple(results))
+
+
+def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtask: SubTask,
+                     navigate_task: str, device: str | None) -> SubTaskResult:
+    """Navigate; on ``needs_user`` wait for a person, then navigate again on the same phone."""
+    result = _navigate(services, run_id, subtask, navigate_task, device)
+    pauses = 0
+    while result.status is SubTaskStatus.NEEDS_USER and result.device is not None:
+        serial = result.device
+        pauses += 1
+        answer = _wait_for_person(services, run_id, app_label, subtask, result, pauses)
+        if answer is None:
+            return result.model_copy(update={"reason": _timeout_reason(result, services)})
+        if answer.action == "skip":
+            services.registry.leases.release(serial, run_id)
+            return result.model_copy(update={
+                "reason": f"{result.reason}; the person chose to skip it".lstrip("; ")})
+        services.publish(run_id, RunEventKind.RESUMED, subtask_id=subtask.id,
+                         message=answer.note or "a person finished on the phone")
+        _set_run_status(services, run_id, RunStatus.RUNNING)
+        result = _navigate(services, run_id, subtask, navigate_task, serial)
+    return result
+
+
+def _navigate(services: FlowServices, run_id: str, subtask: SubTask, navigate_task: str,
+              device: str | None) -> SubTaskResult:
+    """One sub-task through Prefect (retries with tips) and Celery; failures become results."""
+    retries = max(0, services.settings.budgets.retries - 1)
+    try:
+        return navigate_subtask.with_options(retries=retries)(
+            run_id, subtask, navigate_task, device=device)
+    except AttemptFailedError as exc:
+        return exc.result  # every try failed; the last one's reason is the report's
+    except DeviceError as exc:
+        reason = f"{exc} ({exc.hint})" if exc.hint else str(exc)
+        result = SubTaskResult(subtask_id=subtask.id, status=SubTaskStatus.FAILED,
+                               trace=Trace(subtask_id=subtask.id), reason=reason, device=device)
+        services.publish(run_id, RunEventKind.SUBTASK_FINISHED, subtask_id=subtask.id,
+                         result=result, message=f"{subtask.app_label}: failed ({reason})")
+        return result
+
+
+def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtask: SubTask,
+                     result: SubTaskResult, pauses: int) -> PersonInput | None:
+    """Pause this sub-flow until a person resumes it (form in the UI, CLI, API), or time out."""
+    category = result.risk_category.value if result.risk_category else "a person's decision"
+    why = result.reason or f"the app needs {category}"
+    services.publish(run_id, RunEventKind.NEEDS_USER, subtask_id=subtask.id, result=result,
+                     message=f"{app_label} needs you on {result.device}: {why}")
+    _set_run_status(services, run_id, RunStatus.PAUSED)
+    timeout_s = services.settings.budgets.pause_timeout_s
+    form = PersonInput.with_initial_data(
+        description=(
+            f"**{app_label}** on phone `{result.device}` needs a person ({category}): {why}.\n\n"
+            f"Sub-task: {subtask.goal}\n\nTake over the phone, then choose *continue* to let the "
+            f"copilot go on from the current screen, or *skip* to report without this sub-task. "
+            f"Waits {timeout_s:.0f} s."),
+        app=app_label, reason=why, category=result.risk_category,
+    )
+    serial = result.device or ""
+    with LeaseKeeper(services.registry.leases, serial, run_id,
+                     services.settings.farm.lease_ttl_s):
+        try:
+            return pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
+                                  poll_interval=_PAUSE_POLL_S,
+                                  key=artifact_key(subtask.id, f"pause{pauses}"))
+        except (FlowPauseTimeout, RuntimeError) as exc:  # timed out, or Prefect refused
+            log.warning("pause of %s ended without a person: %s", subtask.id, exc)
+            _reclaim_running_state()
+            services.registry.leases.release(serial, run_id)
+            _set_run_status(services, run_id, RunStatus.RUNNING)
+            return None
+
+
+def _reclaim_running_state() -> None:
+    """After a pause timed out the sub-flow is still Paused in the API: set it running again."""
+    flow_run_id = current_flow_run_id()
+    if flow_run_id is None:
+        return
+    try:
+        with get_client(sync_client=True) as client:
+            client.set_flow_run_state(flow_run_id, Running(), force=True)
+    except (httpx.HTTPError, PrefectException) as exc:
+        log.warning("could not set flow run %s running again: %s", flow_run_id, exc)
+
+
+def _timeout_reason(result: SubTaskResult, services: FlowServices) -> str:
+    waited = services.settings.budgets.pause_timeout_s
+    return (f"{result.reason or 'needs a person'}; nobody took over within {waited:.0f} s")
+
+
+def _record_status(services: FlowServices, run_id: str, subtask: SubTask,
+                   status: SubTaskStatus) -> None:
+    def change(manifest: RunManifest) -> RunManifest:
+        return manifest.model_copy(update={"subtasks": {**manifest.subtasks, subtask.id: status}})
+
+    services.update_manifest(run_id, change)
+
+
+def _record_result(services: FlowServices, run_id: str, subtask: SubTask,
+                   result: SubTaskResult) -> None:
+    """Status and capture ids into the manifest (ids deduplicated: a redelivery overwrites)."""
+    def change(manifest: RunManifest) -> RunManifest:
+        ids = tuple(dict.fromkeys([*manifest.capture_ids, *(c.id for c in result.captures)]))
+        return manifest.model_copy(update={
+            "subtasks": {**manifest.subtasks, subtask.id: result.status}, "capture_ids": ids})
+
+    services.update_manifest(run_id, change)
+
+
+def _set_run_status(services: FlowServices, run_id: str, status: RunStatus) -> None:
+    services.update_manifest(run_id, lambda m: m.model_copy(update={"status": status}))

@@ -1,0 +1,59 @@
+"""Errors of the orchestration layer (flows/).
+
+    droidretriever.errors.DroidRetrieverError
+     +-- FlowError                     anything flows/ raises on purpose
+          +-- NoAppsError              no phone of the farm has an app the question needs
+          +-- AttemptFailedError            one try of a sub-task failed; Prefect retries it with tips
+          +-- RunNotPausedError        resume asked for a run that waits for nobody
+          +-- SubscriptionError        a subscription is unknown or cannot be scheduled
+          +-- NotifierError            a change summary could not be delivered
+
+Lost workers are not errors here: Celery redelivers their sub-task and the
+flow keeps waiting for the same result (see flows/dispatch.py).
+"""
+
+from __future__ import annotations
+
+from droidretriever.errors import DroidRetrieverError
+from droidretriever.models import SubTaskResult
+
+__all__ = [
+    "AttemptFailedError",
+    "FlowError",
+    "NoAppsError",
+    "NotifierError",
+    "RunNotPausedError",
+    "SubscriptionError",
+]
+
+
+class FlowError(DroidRetrieverError):
+    """Base of the orchestration errors."""
+
+
+class NoAppsError(FlowError):
+    """The farm has no phone with any app the question could be answered in."""
+
+
+class AttemptFailedError(FlowError):
+    """A try of a sub-task ended ``failed``; carries the result so the next try can reflect."""
+
+    def __init__(self, result: SubTaskResult) -> None:
+        super().__init__(
+            f"sub-task {result.subtask_id} failed on try {result.attempt}: "
+            f"{result.reason or 'no reason given'}",
+            hint="it is retried with the reason as a tip; see the run's events for each step",
+        )
+        self.result = result
+
+
+class RunNotPausedError(FlowError):
+    """Nothing of the run waits for a person."""
+
+
+class SubscriptionError(FlowError):
+    """A subscription is unknown, or its schedule could not be written."""
+
+
+class NotifierError(FlowError):
+    """A notifier could not deliver a change summary."""

@@ -1,0 +1,74 @@
+"""Value types of the flows: what a run is asked, what an app's sub-flow returns, the pause form.
+
+Flow parameters and results are frozen pydantic models so they travel through
+the Prefect API as JSON; :class:`PersonInput` is the form a paused sub-flow
+shows in the Prefect UI (a Prefect ``RunInput``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from prefect.input import RunInput
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from droidretriever.models import PageMode, Report, RiskCategory, SubTaskResult
+
+__all__ = ["AppOutcome", "PersonInput", "RetrieveRequest", "RunOutcome"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RetrieveRequest(_Frozen):
+    """A question for the ``retrieve`` flow: typed text, or a recording to transcribe."""
+
+    text: str | None = Field(default=None, max_length=2000)
+    audio_key: str | None = None  # object-store key of a recording (WAV for pocketsphinx)
+    apps: tuple[str, ...] = ()
+    mode: PageMode | None = None
+    browsing_limit: int = Field(default=3, ge=1, le=20)
+    run_id: str | None = None  # chosen by the caller when it wants to follow events first
+    navigate_task: str = "copilot.navigate"  # the device task that runs a sub-task
+
+    @model_validator(mode="after")
+    def _has_question(self) -> Self:
+        if not (self.text and self.text.strip()) and not self.audio_key:
+            raise ValueError("ask a question: give its text or a recording of it")
+        return self
+
+    @property
+    def title(self) -> str:
+        """How the run is named in the Prefect UI."""
+        return (self.text or f"spoken question {self.audio_key}").strip()[:80]
+
+
+class AppOutcome(_Frozen):
+    """One app's sub-flow: each sub-task's result, the phone it ran on, facts for later apps."""
+
+    package: str
+    app_label: str
+    device: str | None = None
+    results: tuple[SubTaskResult, ...] = ()
+
+
+class RunOutcome(_Frozen):
+    """What a finished run returns: the report and where it is stored."""
+
+    run_id: str
+    report: Report
+    markdown_key: str
+    html_key: str
+    flow_run_id: str | None = None
+    stopped: bool = False  # a person asked to stop early; the report uses what was captured
+
+
+class PersonInput(RunInput):
+    """The form a paused app shows: a person took over the phone, then says how to go on."""
+
+    app: str = ""
+    reason: str = ""
+    category: RiskCategory | None = None
+    action: Literal["continue", "skip"] = "continue"  # continue from the current screen, or give up
+    note: str = ""

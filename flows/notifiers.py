@@ -1,0 +1,95 @@
+"""Notifiers: where a subscription's change summary goes when something changed.
+
+One small protocol, two real implementations: :class:`LogNotifier` (the
+serving process's log and stdout) and :class:`WebhookNotifier` (an HTTP POST
+of the :class:`ChangeNotice` as JSON, e.g. to a chat integration). Which one
+a subscription uses is data (:class:`NotifierSpec`), chosen when subscribing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal, Protocol, Self
+
+import httpx
+from pydantic import BaseModel, ConfigDict, HttpUrl, model_validator
+
+from flows.errors import NotifierError
+from tasks.synthesis import ChangeSummary
+
+__all__ = ["ChangeNotice", "LogNotifier", "Notifier", "NotifierSpec", "WebhookNotifier",
+           "notifier_for"]
+
+log = logging.getLogger(__name__)
+
+
+class ChangeNotice(BaseModel):
+    """What a person is told: which subscription, what changed, where the new report is."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subscription_id: str
+    query: str
+    run_id: str
+    summary: ChangeSummary
+    report_key: str
+
+    @property
+    def text(self) -> str:
+        return f"[{self.subscription_id}] {self.summary.text}\nreport: {self.report_key}"
+
+
+class Notifier(Protocol):
+    """Delivers a change notice; raises :class:`NotifierError` when it cannot."""
+
+    def notify(self, notice: ChangeNotice) -> None: ...
+
+
+class LogNotifier:
+    """Writes the notice to the log and to stdout (the serving process's output)."""
+
+    def notify(self, notice: ChangeNotice) -> None:
+        """Log and print the change summary."""
+        log.warning("%s", notice.text)
+        print(notice.text, flush=True)
+
+
+class WebhookNotifier:
+    """POSTs the notice as JSON to ``url``; a non-2xx answer is an error."""
+
+    def __init__(self, url: str, *, timeout_s: float = 10.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self._url = url
+        self._client = httpx.Client(timeout=timeout_s, transport=transport)
+
+    def notify(self, notice: ChangeNotice) -> None:
+        """Send the notice; raise NotifierError on a refused or unreachable webhook."""
+        try:
+            response = self._client.post(self._url, content=notice.model_dump_json(),
+                                         headers={"content-type": "application/json"})
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise NotifierError(f"the webhook {self._url} did not take the change notice: {exc}",
+                                hint="check the URL, or re-subscribe with another --webhook") from exc
+
+
+class NotifierSpec(BaseModel):
+    """How a subscription is notified: ``log``, or ``webhook`` with its URL."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["log", "webhook"] = "log"
+    url: HttpUrl | None = None
+
+    @model_validator(mode="after")
+    def _webhook_has_url(self) -> Self:
+        if self.kind == "webhook" and self.url is None:
+            raise ValueError("a webhook notifier needs a url")
+        return self
+
+
+def notifier_for(spec: NotifierSpec) -> Notifier:
+    """The notifier a spec describes."""
+    if spec.kind == "webhook" and spec.url is not None:
+        return WebhookNotifier(str(spec.url))
+    return LogNotifier()

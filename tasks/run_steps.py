@@ -1,0 +1,94 @@
+"""The run's non-device steps as plain functions: transcribe, plan, report.
+
+The ``retrieve`` flow wraps each in a Prefect task; they run (and are tested)
+without Prefect or Celery. Synthesis itself is ``tasks.synthesis``; this only
+gathers a run's results into its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from droidretriever.config import Settings
+from droidretriever.models import (
+    AppStatus,
+    Capture,
+    Plan,
+    Query,
+    SubTaskResult,
+    SubTaskStatus,
+)
+from inference.asr import Transcript, transcriber_for
+from inference.llm import Role, client_for
+from inference.roles.decomposer import decompose
+from inference.rules.apps import InstalledApp
+from storage import ObjectStore
+from tasks.synthesis import ReportFiles, publish_report, synthesize_report, writer_for
+
+__all__ = [
+    "collect_app_statuses",
+    "collect_captures",
+    "plan_query",
+    "report_run",
+    "transcribe_recording",
+]
+
+
+def transcribe_recording(settings: Settings, store: ObjectStore, audio_key: str,
+                         language: str | None = None) -> Transcript:
+    """The text of a stored recording (HTTP transcriber when configured, else pocketsphinx)."""
+    audio = store.get_bytes(audio_key)
+    return transcriber_for(settings).transcribe(audio, filename=audio_key.rsplit("/", 1)[-1],
+                                                language=language)
+
+
+def plan_query(settings: Settings, query: Query, installed: Sequence[InstalledApp]) -> Plan:
+    """Decompose ``query`` over the farm's apps: LLM1 when configured, else the rules."""
+    outcome = decompose(query, installed, client_for(settings, Role.DECOMPOSER))
+    return outcome.value
+
+
+def collect_captures(results: Sequence[SubTaskResult]) -> tuple[Capture, ...]:
+    """Every capture of the run, each id once (a redelivered sub-task overwrites, not adds)."""
+    by_id: dict[str, Capture] = {}
+    for result in results:
+        for capture in result.captures:
+            by_id[capture.id] = capture
+    return tuple(by_id.values())
+
+
+def collect_app_statuses(plan: Plan, results: Sequence[SubTaskResult],
+                         stopped: bool = False) -> tuple[AppStatus, ...]:
+    """One status per app of the plan: the worst of its sub-tasks', with the reasons."""
+    by_id = {r.subtask_id: r for r in results}
+    order = (SubTaskStatus.NEEDS_USER, SubTaskStatus.FAILED, SubTaskStatus.BUDGET_EXHAUSTED,
+             SubTaskStatus.PENDING, SubTaskStatus.RUNNING, SubTaskStatus.COMPLETED)
+    statuses: list[AppStatus] = []
+    for package in plan.packages:
+        subtasks = [s for s in plan.subtasks if s.package == package]
+        found = [by_id[s.id] for s in subtasks if s.id in by_id]
+        kinds = {r.status for r in found}
+        if len(found) < len(subtasks):
+            kinds.add(SubTaskStatus.PENDING)
+        status = next(s for s in order if s in kinds)
+        reasons = [r.reason for r in found if r.reason and r.status is not SubTaskStatus.COMPLETED]
+        if len(found) < len(subtasks):
+            reasons.append("stopped before it ran" if stopped else "did not run")
+        statuses.append(AppStatus(app_label=subtasks[0].app_label, package=package,
+                                  status=status, reason="; ".join(reasons)))
+    return tuple(statuses)
+
+
+def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Plan,
+               results: Sequence[SubTaskResult], stopped: bool = False) -> ReportFiles:
+    """Synthesize the grounded report from the run's captures and store report.md/.html."""
+    captures = collect_captures(results)
+    apps = collect_app_statuses(plan, results, stopped)
+    terms = tuple(dict.fromkeys(s.search_term for s in plan.subtasks if s.search_term))
+    report = synthesize_report(
+        run_id=run_id, query=plan.query, captures=captures, apps=apps, store=store,
+        threshold=settings.budgets.grounding_threshold, writer=writer_for(settings),
+        search_terms=terms,
+    )
+    return publish_report(report, captures, store)
+

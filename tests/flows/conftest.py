@@ -1,0 +1,87 @@
+"""Real services for the flow tests: Prefect (test harness), Redis, SeaweedFS S3, virtual phones
+with one real Celery worker process each (serving ``copilot.navigate`` and ``probe.navigate``)
+and the farm monitor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+from device_farm.processes import ProcessRecord, start_process
+from device_farm.registry import DeviceRegistry
+from device_farm.sim import SimServer
+from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
+from storage import open_redis
+from tests.farm.harness import FarmProcesses, farm_env, wait_for_idle
+
+
+class FlowFarmProcesses(FarmProcesses):
+    """Workers that serve the probe task too (tests/flows/worker.py)."""
+
+    def start_worker(self, serial: str) -> ProcessRecord:
+        record = start_process(self.state_dir, f"worker-{serial}-{time.monotonic_ns()}", [
+            "python", "-m", "tests.flows.worker", "--serial", serial, "--adb-host", "127.0.0.1",
+            "--adb-port", str(self.sim_port), "--loglevel", "WARNING",
+        ], env=self.env)
+        self.workers[serial] = record
+        return record
+
+
+@dataclass
+class FlowFarm:
+    sim: SimServer
+    procs: FlowFarmProcesses
+    registry: DeviceRegistry
+    settings: Settings
+    env: dict[str, str]
+
+    def restart_worker(self, serial: str) -> None:
+        self.procs.start_worker(serial)
+        wait_for_idle(self.registry, [serial], self.procs, timeout_s=90)
+
+
+def _env(redis_url: str, s3: S3Settings, state_dir: Path) -> dict[str, str]:
+    return {
+        **farm_env(redis_url, state_dir),
+        "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
+        "DROIDRETRIEVER_S3__BUCKET": s3.bucket,
+        "DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S": "60",
+    }
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """A temporary Prefect server (SQLite) for the session; flows run in this process."""
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+@pytest.fixture(scope="session")
+def flow_farm(redis_url: str, s3_settings: S3Settings, prefect_harness: None,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlowFarm]:
+    """Three virtual phones (every app), a worker each, the monitor; env set for the flows."""
+    open_redis(RedisSettings(url=redis_url)).flushdb()
+    state_dir = tmp_path_factory.mktemp("flow-state")
+    env = _env(redis_url, s3_settings, state_dir)
+    patch = pytest.MonkeyPatch()
+    for key, value in env.items():
+        patch.setenv(key, value)
+    settings = load_settings()
+    with SimServer(phones=3, port=0, seed=7) as sim:
+        procs = FlowFarmProcesses(state_dir, env, sim.port)
+        registry = DeviceRegistry.from_settings(settings)
+        try:
+            for serial in sim.serials:
+                procs.start_worker(serial)
+            procs.start_monitor()
+            wait_for_idle(registry, sim.serials, procs, timeout_s=120)
+            yield FlowFarm(sim, procs, registry, settings, env)
+        finally:
+            procs.stop()
+            patch.undo()
