@@ -5,8 +5,10 @@ route memory; observe and act are the phone's and reported apart), stitching
 5 frames of 1080x2340 and a whole capture without the phone's share, prompt
 tokens per navigator call on the Study 2 scripted paths (real tokenizer),
 projected tokens per task with a model configured (navigator + evaluator
-prompts along those paths), and model calls of a second run with route memory
-(an OpenAI-compatible scripted stub counts them).
+prompts along those paths, built as the copilot builds them: the navigator is
+shown ``describe_for_navigator``'s view and compact past actions, the evaluator
+the whole description), where those tokens go, and model calls of a second run
+with route memory (counted by the scripted OpenAI stub, a test double).
 """
 
 from __future__ import annotations
@@ -19,23 +21,26 @@ import numpy as np
 
 from bench.results import percentile, write_section
 from device_farm.adb_driver import AdbDriver
-from device_farm.sim import SimServer, load_catalog
+from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
 from droidretriever.models import PageMode, Point, SubTask, new_id
-from droidretriever.suites import Study, load_suite
+from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver, count_tokens, describe_screen
+from inference.policies import compact_history, describe_for_navigator, goal_text
 from inference.prompts import render_prompt
+from inference.roles import describe_action
 from storage import FakeObjectStore
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
-from tasks.navigate_paths import play_scripted_path
+from tasks.navigate_paths import navigator_answers, play_scripted_path
 from tasks.navigate_task import ObjectStoreBlobs
 from tasks.stitch import stitch_frames
-from tests.navigate.test_llm_navigator import navigator_replies
-from tests.navigate.test_study2_suite import subtask_for
-from tests.support.openai_stub import OpenAIStub
+
+# A test double, used as one: the scripted OpenAI-compatible server answers what
+# a navigator model would, so the benchmark can count model calls without a model.
+from tests.support.openai_stub import OpenAIStub as OpenAIStubTestDouble
 
 __all__ = ["main"]
 
@@ -45,6 +50,17 @@ BIG_MAC = SubTask(id="bigmac", app_label="Meituan", package="com.sankuai.meituan
 
 def _stats(values: list[float]) -> str:
     return f"median {statistics.median(values):.1f} ms, p95 {percentile(values, 0.95):.1f} ms (n={len(values)})"
+
+
+def _count_stats(values: list[int]) -> str:
+    floats = [float(v) for v in values]
+    return (f"median {statistics.median(values):.0f}, p95 {percentile(floats, 0.95):.0f}, max {max(values)} "
+            f"(n={len(values)})")
+
+
+def _parts(ledger: _TokenLedger) -> str:
+    return "; ".join(f"{part} {ledger.share(part):.0f}% ({statistics.median(ledger.parts[part]):.0f})"
+                     for part in _PARTS)
 
 
 def _steps(server: SimServer, copilot: Copilot, runs: int) -> tuple[list[float], list[float], list[float]]:
@@ -75,42 +91,81 @@ def _swipe() -> tuple[Point, Point]:
     return Point(x=540, y=1800), Point(x=540, y=1800 - 1100)
 
 
-def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver) -> tuple[list[int], list[int]]:
-    """Navigator prompt tokens per call, and projected tokens per task, along the scripted paths."""
-    per_call: list[int] = []
-    per_task: list[int] = []
+class _TokenLedger:
+    """Prompt tokens along the Study 2 paths, per call, per task, and where they go."""
+
+    def __init__(self) -> None:
+        self.per_call: list[int] = []
+        self.per_task: list[int] = []
+        self.parts: dict[str, list[int]] = {name: [] for name in _PARTS}
+
+    def share(self, part: str) -> float:
+        return 100.0 * sum(self.parts[part]) / max(1, sum(sum(v) for v in self.parts.values()))
+
+
+_PARTS = ("navigator static", "navigator screen", "navigator history", "evaluator static", "evaluator screen",
+          "evaluator history")
+
+
+def _app_subtask(catalog: Catalog, task: SuiteTask, app: str) -> SubTask:
+    spec = catalog.find_label(app)
+    if spec is None:
+        raise LookupError(f"{task.id}: {app} is not in the simulator's catalog")
+    return subtask_for(task, app, spec.package)
+
+
+def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog: Catalog) -> _TokenLedger:
+    """Navigator prompt tokens per call, and projected tokens per task, along the scripted paths.
+
+    Every move of a path is priced as if the model made it: one navigator call
+    (the view and history the LLM navigator policy sends) and one evaluator call
+    (the whole description, as the loop sends it), plus one evaluator call on
+    the target page.
+    """
+    ledger = _TokenLedger()
     for task in (t for t in load_suite() if t.study is Study.STUDY2):
         total = 0
         for app in task.apps:
-            subtask = subtask_for(task, app)
+            subtask = _app_subtask(catalog, task, app)
             server.control.reset("boot")
             server.control.set_day(task.day)
             moves = play_scripted_path(driver, perceiver, subtask.package, task.paths[app])
-            previous: list[str] = []
+            done: list[str] = []
+            evaluator = 0
             for move in moves:
-                text = describe_screen(move.screen, move.perception.blocks).text
-                nav = render_prompt("navigator", goal=subtask.goal, previous_actions=previous, reflection=None,
-                                    screen=text, help_document=None)
+                history = compact_history(done)
+                view = describe_for_navigator(move.perception, subtask).text
+                nav = render_prompt("navigator", goal=goal_text(subtask), previous_actions=history,
+                                    reflection=None, screen=view, help_document=None)
+                whole = describe_screen(move.screen, move.perception.blocks).text
                 ev = render_prompt("evaluator", goal=subtask.goal, page_mode=subtask.page_mode.value,
-                                   search_term=subtask.search_term, previous_actions=previous, screen=text)
+                                   search_term=subtask.search_term, previous_actions=history, screen=whole)
                 n = count_tokens(nav.system) + count_tokens(nav.user)
-                per_call.append(n)
-                total += n + count_tokens(ev.system) + count_tokens(ev.user)
-                previous.append(f"{move.action.kind} {getattr(move.action, 'target', '')}")
-            if moves:  # the target page is judged once more (about the size of the last judgement)
-                total += count_tokens(ev.system) + count_tokens(ev.user)
-        per_task.append(total)
-    return per_call, per_task
+                evaluator = count_tokens(ev.system) + count_tokens(ev.user)
+                ledger.per_call.append(n)
+                total += n + evaluator
+                lines = count_tokens("\n".join(history))
+                for part, value in (
+                    ("navigator screen", count_tokens(view)), ("navigator history", lines),
+                    ("navigator static", n - count_tokens(view) - lines),
+                    ("evaluator screen", count_tokens(whole)), ("evaluator history", lines),
+                    ("evaluator static", evaluator - count_tokens(whole) - lines),
+                ):
+                    ledger.parts[part].append(value)
+                done.append(describe_action(move.action, move.screen))
+            total += evaluator  # the target page is judged once more (about the size of the last judgement)
+        ledger.per_task.append(total)
+    return ledger
 
 
-def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver) -> tuple[int, int]:
+def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog: Catalog) -> tuple[int, int]:
     task = next(t for t in load_suite() if t.id == "s2_single_02_bilibili_guidelines")
-    subtask = subtask_for(task, "Bilibili")
+    subtask = _app_subtask(catalog, task, "Bilibili")
     server.control.reset("boot")
     moves = play_scripted_path(driver, perceiver, subtask.package, task.paths["Bilibili"])
-    with OpenAIStub() as stub:
+    with OpenAIStubTestDouble() as stub:
         endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
-        stub.enqueue(*navigator_replies(moves, subtask.package, endpoint, perceiver.settings))
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings))
         copilot = Copilot(driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
                           memory=RouteMemory(ObjectStoreBlobs(FakeObjectStore())), skills=False,
                           navigator=LLMClient(endpoint, role="navigator"))
@@ -125,7 +180,8 @@ def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver) -> 
 def main() -> None:
     """Run every measurement on one virtual phone and write the ``navigate`` block of docs/benchmarks.md."""
     perceiver = Perceiver(PerceptionSettings(ocr_backend="none"))
-    with SimServer(phones=1, port=0, seed=7, catalog=load_catalog()) as server:
+    catalog = load_catalog()
+    with SimServer(phones=1, port=0, seed=7, catalog=catalog) as server:
         driver = AdbDriver(server.serials[0], port=server.port)
         store = FakeObjectStore()
         copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
@@ -148,8 +204,8 @@ def main() -> None:
                 BudgetSettings(), ocr=None)
             capture_host.append(result.timings.host_ms)
             capture_device.append(result.timings.device_ms)
-        per_call, per_task = _tokens(server, driver, perceiver)
-        first_calls, second_calls = _route_calls(server, driver, perceiver)
+        ledger = _tokens(server, driver, perceiver, catalog)
+        first_calls, second_calls = _route_calls(server, driver, perceiver, catalog)
         driver.close()
     fewer = 100.0 * (first_calls - second_calls) / first_calls
     body = f"""
@@ -161,15 +217,22 @@ def main() -> None:
 | stitching 5 frames of 1080x2340 | {_stats(stitch_ms)} | < 150 ms |
 | whole capture without the phone's share (decode, stitch, map, store; OCR off) | {_stats(capture_host)} | - |
 | whole capture, the phone's share (swipes + observations) | {_stats(capture_device)} | - |
-| navigator prompt tokens per call (cl100k, Study 2 path screens) | median {statistics.median(per_call):.0f}, p95 {percentile([float(v) for v in per_call], 0.95):.0f}, max {max(per_call)} (n={len(per_call)}) | < 1,500 |
-| projected tokens per Study 2 task (navigator + evaluator prompts along the paths) | median {statistics.median(per_task):.0f}, p95 {percentile([float(v) for v in per_task], 0.95):.0f}, max {max(per_task)} (n={len(per_task)}) | < 5,000 (paper ~19,459) |
+| navigator prompt tokens per call (cl100k, Study 2 path screens) | {_count_stats(ledger.per_call)} | < 1,500 |
+| projected tokens per Study 2 task (navigator + evaluator prompts along the paths) | {_count_stats(ledger.per_task)} | < 5,000 (paper ~19,459) |
+| before (navigator/1 prompt, v1 description; recorded by this benchmark at commit 717cdcf) | per call median 729, p95 860; per task median 5153, p95 17011, max 20123 | |
+| where projected tokens go (share of all; median per call) | {_parts(ledger)} | |
 | model calls, Bilibili guidelines, LLM navigator only: first run / second run with route memory | {first_calls} / {second_calls} ({fewer:.0f}% fewer) | >= 90% fewer |
 
 Notes: host overhead excludes the phone (observe, act) and model time (no model in the
 step runs: skills and route memory). Projected tokens count prompt tokens only (system +
 user), one navigator and one evaluator call per move plus one evaluator call on the target
-page; answers add ~50 tokens per call. The route-memory row uses the scripted OpenAI stub
-(tests/support/openai_stub.py) answering what a navigator would answer on each screen.
+page; answers add ~50 tokens per call. The navigator is shown what the LLM navigator
+policy sends (`describe_for_navigator`: the whole description, or the task's layout blocks
+when it exceeds 600 tokens; past actions as clipped preview lines); the evaluator the whole
+description. The evaluator's static prompt (inference/prompts/evaluator.j2, the paper's 7
+risk criteria) is now the largest part. The route-memory row uses the scripted OpenAI stub,
+a test double (tests/support/openai_stub.py), answering what a navigator would answer on
+each screen (`tasks.navigate_paths.navigator_answers`).
 """
     write_section("navigate", "UI copilot (navigate)", "python -m bench.navigate", body)
     print(body)

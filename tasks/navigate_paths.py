@@ -7,27 +7,42 @@ hands (perception and :func:`tasks.navigate_act.execute_action`) gives, for
 each move, the screen it was made on: exactly what route memory stores after
 a successful run, so a direct goal that no skill can find ("community
 guidelines" behind "我的") is reachable by replay, and what the navigator would
-be shown along the way can be counted without a model.
+be shown along the way can be counted without a model. :func:`navigator_answers`
+writes the same demonstration as the JSON answers a good navigator model gives
+(what a scripted OpenAI-compatible stub replays, and what benchmarks count).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from device_farm.driver import Driver
 from device_farm.models import Key
+from droidretriever.config import LLMEndpoint, PerceptionSettings
 from droidretriever.models import Action, Back, Input, Screen, SubTask, Tap, UIElement
 from droidretriever.suites import Step, StepKind
 from inference.memory import RouteMemory, RouteStep, anchor_for
-from inference.perception import Perceiver, Perception
-from inference.policies import is_dialog_open, screen_anchors
+from inference.perception import Perceiver, Perception, redactor_for
+from inference.policies import (
+    SCREEN_TOKEN_BUDGET,
+    describe_for_navigator,
+    is_dialog_open,
+    screen_anchors,
+)
 from tasks.copilot_errors import CopilotError
 from tasks.navigate_act import execute_action
 from tasks.navigate_run import to_observation
 
-__all__ = ["ScriptedMove", "ScriptedPathError", "play_scripted_path", "record_scripted_route"]
+__all__ = [
+    "ScriptedMove",
+    "ScriptedPathError",
+    "navigator_answers",
+    "play_scripted_path",
+    "record_scripted_route",
+]
 
 _DIALOG_BACKS = 3  # pop-ups closed with BACK, as a person would, before each move
 
@@ -93,6 +108,47 @@ def record_scripted_route(memory: RouteMemory, subtask: SubTask,
     memory.record(subtask.package, subtask.goal, steps, search_term=subtask.search_term,
                   page_mode=subtask.page_mode)
     return len(steps)
+
+
+def navigator_answers(
+    moves: Sequence[ScriptedMove], subtask: SubTask, endpoint: LLMEndpoint, settings: PerceptionSettings,
+    *, screen_budget: int = SCREEN_TOKEN_BUDGET, finish_reason: str = "the target page is on the screen",
+) -> tuple[str, ...]:
+    """The JSON answers of a navigator that follows ``moves``: open the app, each move, finish.
+
+    Elements are named by their number in the description the navigator policy
+    shows ``endpoint``'s model (redacted for a cloud model, large screens cut to
+    the task's blocks with ``screen_budget``), so the answers fit what it sees.
+    """
+    redactor = redactor_for(endpoint, settings)
+    answers = [json.dumps({"reason": "open the app", "action": "open_app", "package": subtask.package})]
+    for move in moves:
+        description = describe_for_navigator(move.perception, subtask, redactor=redactor, budget=screen_budget)
+        answer: dict[str, str | bool] = {"reason": move.action.reason}
+        match move.action:
+            case Tap(target=str(target)):
+                answer |= {"action": "tap", "element_id": _number(description.element_ids, target, move)}
+            case Input(text=text, target=target, submit=submit):
+                answer |= {"action": "input", "text": text, "submit": submit}
+                if target is not None:
+                    answer["element_id"] = _number(description.element_ids, target, move)
+            case Back():
+                answer["action"] = "back"
+            case _:
+                raise ScriptedPathError(f"a scripted {move.action.kind} has no navigator answer")
+        answers.append(json.dumps(answer, ensure_ascii=False))
+    answers.append(json.dumps({"reason": finish_reason, "action": "finish"}))
+    return tuple(answers)
+
+
+def _number(shown: tuple[str, ...], target: str, move: ScriptedMove) -> str:
+    if target not in shown:
+        raise ScriptedPathError(
+            f"the element the path uses on {move.screen.package} is not among the blocks the navigator is shown",
+            hint="the screen is large and the block ranking left the path's element out: "
+                 "raise the navigator's screen budget or improve inference.policies.exposure",
+        )
+    return str(shown.index(target) + 1)
 
 
 def _perceive_without_dialogs(driver: Driver, perceiver: Perceiver) -> Perception:

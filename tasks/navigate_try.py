@@ -24,7 +24,7 @@ from droidretriever.models import (
     SubTaskStatus,
 )
 from inference.perception import Perception, describe_screen
-from inference.policies import SKILLS, Decision, PolicyContext, TakenAction
+from inference.policies import SKILLS, Decision, PolicyContext, TakenAction, compact_history
 from inference.roles import RoleOutcome, evaluate
 from storage import RunKeys
 from tasks.navigate_act import digest_elements, execute_action, preview_for
@@ -180,7 +180,7 @@ class NavigationTry:
         return evaluate(
             self.subtask, screen, client=evaluator,
             description=describe_screen(screen, perception.blocks).text if evaluator else "",
-            previous_actions=[t.instruction for t in self.history],
+            previous_actions=compact_history(t.instruction for t in self.history),
         )
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:

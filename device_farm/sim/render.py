@@ -2,22 +2,37 @@
 
 Order matters as on a phone: the scroll body first, then fixed bars over
 it (so scrolled-out content is hidden under them), the status and
-navigation bars, dialog windows with a scrim, then keyboard and toast.
+navigation bars, dialog windows with a scrim, then keyboard and toast. The
+scroll body's widgets are drawn whole and cut at the viewport, as a phone
+clips a ScrollView; :func:`render_full_page` draws a page in one piece, the
+ground truth a stitched scrolling capture is compared with.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw
 
 from device_farm.sim.fonts import draw_text, font_for, measure
-from device_farm.sim.frame import LAUNCHER_PACKAGE, SYSTEMUI_PACKAGE, Frame
+from device_farm.sim.frame import (
+    LAUNCHER_PACKAGE,
+    SYSTEMUI_PACKAGE,
+    Frame,
+    FrameInputs,
+    compose_frame,
+)
 from device_farm.sim.layout import Display, text_px
 from device_farm.sim.node import Box, Node, Paint
 from device_farm.sim.spec import TextStyle
 
-__all__ = ["render_frame"]
+if TYPE_CHECKING:  # the phone draws with this module: a runtime import would be circular
+    from device_farm.sim.phone import Phone
+
+__all__ = ["render_frame", "render_full_page"]
 
 _BG = (255, 255, 255)
 _LAUNCHER_BG = (30, 58, 95)
@@ -174,8 +189,11 @@ class _Painter:
                           fill=_INK)
                 x += w
 
-    def layered(self, root: Node) -> None:
-        """Draw ``root`` with its layer-1 subtrees (fixed bars) over everything else."""
+    def layered(self, root: Node, viewport: Box | None = None) -> None:
+        """Draw ``root`` with its layer-1 subtrees (fixed bars) over everything else.
+
+        The node filling ``viewport`` (the scroll body) is drawn by :meth:`scrolled`.
+        """
         deferred: list[Node] = []
         stack = [root]
         while stack:
@@ -183,11 +201,39 @@ class _Painter:
             if node.layer == 1:
                 deferred.append(node)
                 continue
+            if viewport is not None and node.box == viewport:
+                deferred.extend(self.scrolled(node, viewport))
+                viewport = None
+                continue
             self.node(node)
             stack.extend(reversed(node.children))
         for top in deferred:
             for inner in top.walk():
                 self.node(inner)
+
+    def scrolled(self, body: Node, viewport: Box) -> list[Node]:
+        """Draw a scroll body as a phone does: whole widgets, cut at the viewport's edges.
+
+        A widget half scrolled out keeps its shape (no rounded corner or outline
+        at the viewport edge, its half-visible text line drawn), so adjacent
+        screenshots of one page join without a seam. Returns the layer-1
+        subtrees met on the way, for the caller to draw on top.
+        """
+        page, page_draw = self.image, self.draw
+        self.image = page.copy()
+        self.draw = ImageDraw.Draw(self.image)
+        deferred: list[Node] = []
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if node.layer == 1:
+                deferred.append(node)
+                continue
+            self.node(dataclasses.replace(node, box=node.paint_box))
+            stack.extend(reversed(node.children))
+        page.paste(self.image.crop(viewport), viewport[:2])
+        self.image, self.draw = page, page_draw
+        return deferred
 
     def system_bars(self, frame: Frame, bar_color: tuple[int, int, int]) -> None:
         d, draw = self.d, self.draw
@@ -222,7 +268,7 @@ def render_frame(frame: Frame, display: Display) -> Image.Image:
         bar = (232, 234, 237)
     else:
         bar = next((_rgb(n.color) for n in frame.windows[0].walk() if n.layer == 1 and n.color), (245, 245, 245))
-    painter.layered(frame.windows[0])
+    painter.layered(frame.windows[0], frame.scroll.viewport if frame.scroll is not None else None)
     painter.system_bars(frame, bar)
     for window in frame.windows[1:]:
         painter.image.paste((0, 0, 0), (0, 0, display.width, display.height), _scrim_mask(painter.image.size))
@@ -232,3 +278,30 @@ def render_frame(frame: Frame, display: Display) -> Image.Image:
     for overlay in frame.overlays:
         painter.node(overlay)
     return painter.image
+
+
+def render_full_page(phone: Phone) -> Image.Image:
+    """The phone's current screen with its scroll body expanded to the whole content, in one piece.
+
+    The ground truth for scrolling captures: the same screen on a display made
+    taller by exactly what the scroll body hides, so the body shows from its top
+    to its end without scrolling, with the top bar, bottom bar, status and
+    navigation bars drawn once. The phone's state (its scroll offset included)
+    is left as it was.
+    """
+    now = phone.clock.now()
+    inputs = FrameInputs(
+        apps=phone.catalog.apps, launcher_apps=phone.catalog.launchable, display=phone.display,
+        serial=phone.serial, model=phone.identity.model, clock_text=now.strftime("%H:%M"),
+        today=now.date().isoformat(), notifications=phone.notifications(), resolve_source=phone.records_for,
+    )
+    # Composing writes the clamped offset back into the state: compose on a copy.
+    frame = compose_frame(copy.deepcopy(phone.state), inputs, phone.toast_text())
+    if frame.scroll is not None:
+        viewport = frame.scroll.viewport
+        hidden = frame.scroll.content_height - (viewport[3] - viewport[1])
+        if hidden > 0:
+            tall = dataclasses.replace(phone.display, height=phone.display.height + hidden)
+            inputs = dataclasses.replace(inputs, display=tall)
+            frame = compose_frame(copy.deepcopy(phone.state), inputs, phone.toast_text())
+    return render_frame(frame, inputs.display)

@@ -8,11 +8,14 @@ Each task names the apps it needs (by launcher label), the page mode and
 access type from the paper, the scoring points exactly as the virtual phones
 render them, and per app a scripted path from launch to the screens that show
 them (the task-coverage test plays these paths; benchmarks reuse the tasks).
+``subtask_for(task, app, package)`` turns one app of a task into the sub-task a
+planner would give the copilot.
 """
 
 from __future__ import annotations
 
 from droidretriever.suites.errors import SuiteError
+from droidretriever.suites.subtasks import subtask_for
 from droidretriever.suites.task import (
     SUITES_DIR,
     Access,
@@ -34,4 +37,5 @@ __all__ = [
     "SuiteTask",
     "load_suite",
     "load_task",
+    "subtask_for",
 ]

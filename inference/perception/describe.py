@@ -3,10 +3,15 @@
 One line per element: a number, a role, the label, states and a coarse
 position, grouped by layout block, e.g.::
 
-    Screen com.etsy.android/.HomeActivity 1080x2160, 14 elements, 3 blocks
-    # Block 1 (top)
+    Screen com.etsy.android/.HomeActivity, 14 elements
+    # top
     [1] input "Search for anything" focused top-center
     [2] button desc="Cart" top-right
+    [3] "Free shipping on orders over $35" top-center
+
+Plain text has no role word (most lines are text, and every token is paid
+for on each model call). When ``block_ids`` keeps only some blocks, the first
+line says how many elements and blocks were left out.
 
 Numbers follow block order, then reading order, ties broken by the stable
 element id, so identical screens give identical text. A model answers with
@@ -78,7 +83,8 @@ def _position(element: UIElement, width: int, height: int) -> str:
 
 def describe_element(element: UIElement, number: int, width: int, height: int) -> str:
     """One line: ``[n] role "label" desc="..." states position``."""
-    parts = [f"[{number}]", element_role(element)]
+    role = element_role(element)
+    parts = [f"[{number}]"] if role == "text" else [f"[{number}]", role]
     if element.text:
         parts.append(f'"{_clip(element.text)}"')
     if element.content_desc and element.content_desc != element.text:
@@ -128,14 +134,16 @@ def describe_screen(
             if block_ids is not None and block.id not in block_ids:
                 continue
             members = [by_id[i] for i in block.element_ids if i in by_id]
-            place = _block_place(block.bounds.top, screen.height)
-            groups.append((f"# Block {block.index + 1} ({place})", members))
+            groups.append((f"# {_block_place(block.bounds.top, screen.height)}", members))
     else:
         ordered = sorted(elements, key=lambda e: (e.bounds.top, e.bounds.left, e.id))
         groups.append(("", ordered))
     shown = sum(len(m) for _, m in groups)
     where = f"{screen.package}/{screen.activity}" if screen.activity else screen.package
-    lines = [f"Screen {where} {screen.width}x{screen.height}, {shown} elements, {len(groups)} blocks"]
+    header = f"Screen {where}, {shown} elements"
+    if partition is not None and len(groups) < len(partition.blocks):
+        header += f" of {len(elements)} ({len(groups)} of {len(partition.blocks)} blocks shown)"
+    lines = [header]
     ids: list[str] = []
     for heading, members in groups:
         if heading:

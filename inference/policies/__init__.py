@@ -6,7 +6,9 @@
 The first confident policy acts; ``Decision.policy`` names it on the step.
 ``RouteMemoryPolicy`` replays a remembered route with a screen check per step,
 ``SkillsPolicy`` knows the moves every app shares, ``LLMNavigatorPolicy`` asks
-LLM2 and exists only when a navigator model is configured.
+LLM2 and exists only when a navigator model is configured; it is shown the
+screen through ``describe_for_navigator`` (only the blocks the task needs when
+the screen is large).
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from inference.policies.base import (
     item_signature,
 )
 from inference.policies.errors import PolicyError, UnknownElementError
-from inference.policies.llm_navigator import LLMNavigatorPolicy, numbered_screen
+from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator, goal_words
+from inference.policies.llm_navigator import (
+    LLMNavigatorPolicy,
+    compact_history,
+    goal_text,
+    numbered_screen,
+)
 from inference.policies.route_memory import (
     ROUTE_MEMORY,
     RouteMemoryPolicy,
@@ -38,6 +46,7 @@ from inference.policies.skills import (
 
 __all__ = [
     "ROUTE_MEMORY",
+    "SCREEN_TOKEN_BUDGET",
     "SKILLS",
     "Decision",
     "LLMNavigatorPolicy",
@@ -49,9 +58,13 @@ __all__ = [
     "SkillsPolicy",
     "TakenAction",
     "UnknownElementError",
+    "compact_history",
+    "describe_for_navigator",
     "find_dialog_dismiss",
     "find_search_field",
     "find_search_icon",
+    "goal_text",
+    "goal_words",
     "is_dialog_open",
     "item_signature",
     "numbered_screen",

@@ -3,23 +3,33 @@
 Present only when the navigator role has a model (``client_for`` returns a
 client). The model reads perception's screen description, where elements are
 numbered ``[1]``, ``[2]``...; it answers with that number, which is mapped back
-to the element id here. For a ``cloud`` endpoint the description is redacted
-first (CORE's concern: as little of the screen as possible leaves the device).
-A model failure (timeout, unusable answer) is not confident: the chain moves on.
+to the element id here. CORE's concern, as little of the screen as possible
+leaving the device, is met twice: a large screen is cut to the blocks the task
+needs (:mod:`inference.policies.exposure`), and for a ``cloud`` endpoint the
+description is redacted first. Past actions are the preview instructions with
+long labels clipped. A model failure (timeout, unusable answer) is not
+confident: the chain moves on.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from droidretriever.config import PerceptionSettings
-from droidretriever.models import Action, Input, LongPress, Screen, Scroll, Tap
+from droidretriever.models import Action, Input, LongPress, Screen, Scroll, SubTask, Tap
 from inference.errors import LLMError
 from inference.llm import LLMClient
-from inference.perception import describe_screen, redactor_for
+from inference.perception import redactor_for
 from inference.perception.describe import ScreenDescription
 from inference.policies.base import Decision, PolicyContext
+from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator
 from inference.roles import choose_action, describe_action
 
-__all__ = ["LLMNavigatorPolicy", "numbered_screen"]
+__all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
+
+_HISTORY_LABEL = 24  # characters of a label kept in a past action ("Tap [麦当劳 (漕溪北路店)…]")
+_LABEL = re.compile(r"\[([^\]]*)\]")
 
 
 def numbered_screen(screen: Screen, description: ScreenDescription) -> Screen:
@@ -40,10 +50,11 @@ class LLMNavigatorPolicy:
     """Asks LLM2 for one action per step."""
 
     def __init__(self, client: LLMClient, *, perception: PerceptionSettings | None = None,
-                 help_document: str | None = None) -> None:
+                 help_document: str | None = None, screen_budget: int = SCREEN_TOKEN_BUDGET) -> None:
         self._client = client
         self._redactor = redactor_for(client.endpoint, perception or PerceptionSettings())
         self._help_document = help_document
+        self._screen_budget = screen_budget
         self.failures: list[str] = []
 
     @property
@@ -53,15 +64,16 @@ class LLMNavigatorPolicy:
     def decide(self, context: PolicyContext) -> Decision | None:
         """LLM2's action on this screen, or None when the model fails."""
         perception = context.perception
-        description = describe_screen(perception.screen, perception.blocks, redactor=self._redactor)
+        description = describe_for_navigator(perception, context.subtask, redactor=self._redactor,
+                                             budget=self._screen_budget)
         shown = numbered_screen(perception.screen, description)
         try:
             reply = choose_action(
                 self._client,
-                goal=_goal_text(context),
+                goal=goal_text(context.subtask),
                 screen=shown,
                 description=description.text,
-                previous_actions=[t.instruction for t in context.history],
+                previous_actions=compact_history(t.instruction for t in context.history),
                 help_document=self._help_document,
                 reflection=context.reflection,
                 screenshot_png=context.screenshot_png if self._client.endpoint.vision else None,
@@ -77,12 +89,21 @@ class LLMNavigatorPolicy:
         )
 
 
-def _goal_text(context: PolicyContext) -> str:
-    subtask = context.subtask
+def goal_text(subtask: SubTask) -> str:
+    """The task line the navigator reads: goal, search term, page mode and app."""
     goal = subtask.goal
     if subtask.search_term:
         goal += f" (search for: {subtask.search_term})"
     return f"{goal} [page mode: {subtask.page_mode.value}; app: {subtask.app_label}]"
+
+
+def compact_history(instructions: Iterable[str]) -> list[str]:
+    """Past actions as short lines: each bracketed label clipped to a few words."""
+    def clip(match: re.Match[str]) -> str:
+        label = " ".join(match.group(1).split())
+        return f"[{label if len(label) <= _HISTORY_LABEL else label[: _HISTORY_LABEL - 1] + '…'}]"
+
+    return [_LABEL.sub(clip, instruction) for instruction in instructions]
 
 
 def _map_back(action: Action, description: ScreenDescription) -> Action:

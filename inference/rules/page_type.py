@@ -6,6 +6,12 @@ different heights (a bottom navigation bar repeats too, but along one row). A
 details page is what is left when it is rich in text or carries details cues
 (add to cart, reviews, menu). Order of the checks: login and dialogs first
 (they sit on top of anything), then search input, list, settings, details.
+
+A dialog is recognised by its window (the permission controller's package),
+by Android's alert layout (``android:id/parentPanel``, ``android:id/alertTitle``),
+by the permission controller's own ids (``grant_dialog``, ``permission_allow_button``,
+``permission_deny_button``) even when they are drawn inside the app's window,
+and by ``Dialog`` classes.
 """
 
 from __future__ import annotations
@@ -28,6 +34,16 @@ _DETAILS_CUES = re.compile(
 _SEARCH_HINT = re.compile(r"search|搜索|搜|검색|検索", re.IGNORECASE)
 _SETTINGS_TITLE = re.compile(r"^(?:settings|设置|설정|設定)$", re.IGNORECASE)
 _DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
+_ALERT_IDS = frozenset({"android:id/parentPanel", "android:id/alertTitle"})
+_PERMISSION_CONTROLLERS = frozenset({
+    "com.android.permissioncontroller", "com.google.android.permissioncontroller",
+    "com.android.packageinstaller", "com.google.android.packageinstaller",  # before Android 10
+})
+_PERMISSION_IDS = frozenset({
+    "grant_dialog", "permission_allow_button", "permission_deny_button", "permission_message",
+    "permission_allow_foreground_only_button", "permission_allow_one_time_button",
+    "permission_deny_and_dont_ask_again_button",
+})
 
 
 def find_list_items(screen: Screen) -> tuple[UIElement, ...]:
@@ -65,9 +81,7 @@ def detect_page_type(screen: Screen) -> PageType:
     elements = screen.elements
     if any(e.password for e in elements):
         return PageType.LOGIN
-    if any(p in screen.package for p in _DIALOG_PACKAGES) or any(
-        "dialog" in e.class_name.lower() or "alertdialog" in e.resource_id.lower() for e in elements
-    ):
+    if any(p in screen.package for p in _DIALOG_PACKAGES) or any(_is_dialog_part(e) for e in elements):
         return PageType.DIALOG
     items = find_list_items(screen)
     focused_search = any(
@@ -86,6 +100,15 @@ def detect_page_type(screen: Screen) -> PageType:
     if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= 200:
         return PageType.DETAILS
     return PageType.OTHER
+
+
+def _is_dialog_part(element: UIElement) -> bool:
+    """Whether ``element`` belongs to an alert or permission dialog (by its class or id)."""
+    rid = element.resource_id
+    if rid in _ALERT_IDS or "dialog" in element.class_name.lower() or "alertdialog" in rid.lower():
+        return True
+    package, _, name = rid.partition(":id/")
+    return package in _PERMISSION_CONTROLLERS and name in _PERMISSION_IDS
 
 
 def _holds_labels(member: UIElement, screen: Screen) -> bool:

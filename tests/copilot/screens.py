@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from droidretriever.models import Bounds, Screen, UIElement
+from inference.perception import BlockPartition, Perception, ViewTree
 
-__all__ = ["element", "results_screen", "screen_of"]
+__all__ = ["element", "perceived", "results_screen", "screen_of"]
 
 
 def element(
@@ -42,3 +43,8 @@ def results_screen(term: str = "Big Mac", count: int = 5) -> Screen:
     box = element("search", term, top=150, height=100, class_name="android.widget.EditText",
                   resource_id="com.example.app:id/search_box", editable=True)
     return screen_of(box, *items)
+
+
+def perceived(screen: Screen) -> Perception:
+    """``screen`` as perception hands it to the policies (no view tree, no layout blocks)."""
+    return Perception(screen=screen, tree=ViewTree(nodes=(), ancestors={}), blocks=BlockPartition(level=0, blocks=()))

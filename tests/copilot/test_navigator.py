@@ -46,7 +46,7 @@ def test_tap_on_a_known_element() -> None:
     reply, stub = run({"reason": "Texas is the target", "action": "Tap", "element_id": "e2"},
                       help_document="Cities are listed on the home page.")
     assert reply.value == Tap(target="e2", reason="Texas is the target")
-    assert reply.prompt_version == "navigator/1" and not reply.repaired
+    assert reply.prompt_version == "navigator/2" and not reply.repaired
     assert "Cities are listed on the home page." in stub.requests[0]["messages"][1]["content"]
 
 

@@ -1,49 +1,35 @@
 """The LLM navigator drives a sub-task end to end (scripted OpenAI stub), and route memory saves its calls.
 
 The stub (a real HTTP server, a test double) answers what a navigator model
-would answer on each screen: the replies are derived from the task's
-scripted path, as element numbers of the screen description the model is
-shown. Skills are off, so every move is the model's.
+would answer on each screen: ``tasks.navigate_paths.navigator_answers``
+derives the replies from the task's scripted path, as element numbers of the
+screen description the model is shown. Skills are off, so every move is the
+model's.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
+from droidretriever.config import BudgetSettings, LLMEndpoint
 from droidretriever.models import SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
-from inference.perception import Perceiver, describe_screen, redactor_for
+from inference.perception import Perceiver
 from storage import FakeObjectStore
 from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
-from tasks.navigate_paths import ScriptedMove, play_scripted_path
+from tasks.navigate_paths import navigator_answers, play_scripted_path
 from tasks.navigate_task import ObjectStoreBlobs
-from tests.navigate.test_study2_suite import subtask_for
+from tests.navigate.test_study2_suite import app_subtask
 from tests.support.openai_stub import OpenAIStub
 
 CATALOG = load_catalog()
 GUIDELINES = next(t for t in load_suite() if t.study is Study.STUDY2 and t.id == "s2_single_02_bilibili_guidelines")
-
-
-def navigator_replies(moves: tuple[ScriptedMove, ...], package: str, endpoint: LLMEndpoint,
-                      settings: PerceptionSettings) -> list[str]:
-    """What a good navigator answers along the path: open the app, each move by number, finish."""
-    redactor = redactor_for(endpoint, settings)
-    replies = [json.dumps({"reason": "open the app", "action": "open_app", "package": package})]
-    for move in moves:
-        description = describe_screen(move.screen, move.perception.blocks, redactor=redactor)
-        target = getattr(move.action, "target", None)
-        number = description.element_ids.index(target) + 1
-        replies.append(json.dumps({"reason": move.action.reason, "action": "tap", "element_id": str(number)}))
-    replies.append(json.dumps({"reason": "the guidelines are on the screen", "action": "finish"}))
-    return replies
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +47,12 @@ def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
 ) -> None:
     server, driver = bilibili
     task: SuiteTask = GUIDELINES
-    subtask = subtask_for(task, "Bilibili")
+    subtask = app_subtask(task, "Bilibili")
     server.control.reset("boot")
     moves = play_scripted_path(driver, perceiver, subtask.package, task.paths["Bilibili"])
     with OpenAIStub() as stub:
         endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
-        stub.enqueue(*navigator_replies(moves, subtask.package, endpoint, perceiver.settings))
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings))
         copilot = Copilot(
             driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
             memory=RouteMemory(ObjectStoreBlobs(FakeObjectStore())), skills=False,

@@ -20,7 +20,7 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
 from droidretriever.config import BudgetSettings
 from droidretriever.models import SubTask, SubTaskResult, SubTaskStatus, new_id
-from droidretriever.suites import StepKind, Study, SuiteTask, load_suite
+from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore
@@ -59,13 +59,12 @@ NEEDS_MODEL_OR_ROUTE: dict[str, str] = {
 }
 
 
-def subtask_for(task: SuiteTask, app: str) -> SubTask:
+def app_subtask(task: SuiteTask, app: str) -> SubTask:
+    """The sub-task for ``app`` of ``task``, with the package the virtual phones install it as."""
     spec = CATALOG.find_label(app)
     if spec is None:
         raise LookupError(f"{app} is not in the catalog")
-    term = next((s.text for s in task.paths[app] if s.kind is StepKind.INPUT), None)
-    return SubTask(id=f"{task.id}-{spec.package.rsplit('.', 1)[-1]}", app_label=app, package=spec.package,
-                   goal=task.query, search_term=term, page_mode=task.page_mode)
+    return subtask_for(task, app, spec.package)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +84,7 @@ def run_task(server: SimServer, copilot: Copilot, task: SuiteTask) -> list[tuple
     for app in task.apps:
         server.control.reset("boot")
         server.control.set_day(task.day)
-        request = NavigateRequest(run_id=new_id("run"), subtask=subtask_for(task, app))
+        request = NavigateRequest(run_id=new_id("run"), subtask=app_subtask(task, app))
         results.append((app, navigate_subtask(copilot, request)))
     return results
 
@@ -122,7 +121,7 @@ def test_a_recorded_route_answers_the_task(phone: tuple[SimServer, Copilot], tas
     for app in task.apps:
         server.control.reset("boot")
         server.control.set_day(task.day)
-        subtask = subtask_for(task, app)
+        subtask = app_subtask(task, app)
         moves = play_scripted_path(copilot.driver, copilot.perceiver, subtask.package, task.paths[app])
         if record_scripted_route(memory, subtask, moves):
             routed.add(app)
