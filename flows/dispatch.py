@@ -25,6 +25,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 from prefect.tasks import Task
+from redis import Redis
 
 from device_farm.errors import DeviceError, DeviceTimeout
 from device_farm.leases import LeaseManager
@@ -54,7 +55,10 @@ def tips_key(run_id: str, subtask_id: str) -> str:
 
 def read_tips(run_id: str, subtask_id: str) -> tuple[str, ...]:
     """The tips earlier tries left for this sub-task, oldest first."""
-    client = open_services(load_settings()).redis
+    return _tips(open_services(load_settings()).redis, run_id, subtask_id)
+
+
+def _tips(client: Redis[bytes], run_id: str, subtask_id: str) -> tuple[str, ...]:
     return tuple(t.decode() for t in client.lrange(tips_key(run_id, subtask_id), 0, -1))
 
 
@@ -85,7 +89,8 @@ def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
     context = TaskRunContext.get()
     attempt = max(1, context.task_run.run_count) if context and context.task_run else 1
     tries = services.settings.budgets.retries
-    request = NavigateRequest(run_id=run_id, subtask=subtask, delivery=attempt)
+    request = NavigateRequest(run_id=run_id, subtask=subtask, delivery=attempt,
+                              tips=_tips(services.redis, run_id, subtask.id) if attempt > 1 else ())
     if device is not None:
         pending = services.farm.send_to_device(navigate_task, device, request, SubTaskResult)
     else:

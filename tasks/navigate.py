@@ -35,7 +35,7 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     run = SubTaskRun(copilot, request)
     subtask = request.subtask
     run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
-    reflection: str | None = None
+    reflection: str | None = "\n".join(request.tips) or None
     end = TryEnd(SubTaskStatus.FAILED, "no try ran")
     attempts = copilot.budgets.retries
     attempt = 1

@@ -47,6 +47,9 @@ class NavigateRequest(BaseModel):
     run_id: str
     subtask: SubTask
     delivery: int = Field(default=1, ge=1)  # > 1 when redelivered: captures are overwritten
+    # Reflections from earlier failed tries of this sub-task (orchestration-level retries),
+    # shown to the first try of this delivery as MobileSteward's reflect-and-retry does.
+    tips: tuple[str, ...] = ()
 
 
 @dataclass

@@ -75,3 +75,29 @@ def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
     assert second.status is SubTaskStatus.COMPLETED, second.reason
     assert second_calls == 0
     assert {s.policy for s in second.trace.steps if s.action is not None} <= {"route_memory", "evaluator"}
+
+
+def test_tips_from_an_earlier_delivery_reach_the_first_navigator_prompt(
+    bilibili: tuple[SimServer, AdbDriver], perceiver: Perceiver
+) -> None:
+    """Orchestration retries carry reflections (NavigateRequest.tips) into the next delivery."""
+    server, driver = bilibili
+    subtask = app_subtask(GUIDELINES, "Bilibili")
+    server.control.reset("boot")
+    moves = play_scripted_path(driver, perceiver, subtask.package, GUIDELINES.paths["Bilibili"])
+    tip = "try 1 failed: the 社区公约 entry is under 我的, not on the home feed"
+    with OpenAIStub() as stub:
+        endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings))
+        copilot = Copilot(
+            driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
+            skills=False, navigator=LLMClient(endpoint, role="navigator"),
+        )
+        server.control.reset("boot")
+        result = navigate_subtask(
+            copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask, delivery=2, tips=(tip,))
+        )
+        first_prompt = str(stub.requests[0]["messages"])
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert "Tips from the previous try" in first_prompt
+    assert "社区公约 entry is under 我的" in first_prompt
