@@ -54,7 +54,7 @@ def _start_sim(state: Path, phones: int, latency: str) -> tuple[ProcessRecord, i
     try:
         wait_for_port(port, timeout=90)
     except TimeoutError:
-        raise TimeoutError(f"virtual phones did not start:\n{record.log.read_text()[-2000:]}") from None
+        raise TimeoutError(f"virtual phones did not start:\n{record.log_path.read_text()[-2000:]}") from None
     deadline = time.monotonic() + 60
     while len([e for e in list_adb_devices("127.0.0.1", port) if e.state == "device"]) < phones:
         if time.monotonic() > deadline:

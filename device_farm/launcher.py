@@ -7,11 +7,11 @@ processes recorded in ``<state_dir>/farm/farm.json`` (see device_farm.processes)
 from __future__ import annotations
 
 import re
-import socket
 import time
 
 import redis
 
+from deploy.local.processes import is_port_free
 from device_farm.adb_client import list_adb_devices
 from device_farm.emulators import emulator_argv, find_emulator_binary, wait_for_boot
 from device_farm.errors import DeviceError, FarmSetupError
@@ -57,15 +57,6 @@ def _check_no_farm(settings: Settings) -> None:
         )
 
 
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
 def _wait_for_adb(host: str, port: int, count: int, timeout_s: float) -> tuple[str, ...]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -104,7 +95,7 @@ def bring_up_sim(settings: Settings, phones: int) -> FarmManifest:
     """Start ``phones`` virtual phones (one background process) and a worker for each."""
     _check_no_farm(settings)
     host, port = settings.sim.host, settings.sim.adb_port
-    if not _port_free(host, port):
+    if not is_port_free(host, port):  # TIME_WAIT leftovers of a stopped farm do not count
         raise FarmSetupError(
             f"port {host}:{port} for the virtual phones' adb server is taken",
             hint="stop what uses it, or set DROIDRETRIEVER_SIM__ADB_PORT to a free port",

@@ -2,8 +2,10 @@
 
 Each runs in its own session with ``<name>.pid`` and ``<name>.log`` under
 ``<state_dir>/farm``; ``farm.json`` records what ``farm up`` started so
-``farm status`` and ``farm down`` know. A pid is only trusted while
-``/proc/<pid>/cmdline`` still shows the command we started (pids get reused).
+``farm status`` and ``farm down`` know. Starting, identifying (pid + start
+time, so a reused pid is never signalled) and stopping a process is the local
+stack's job (:mod:`deploy.local.processes`); this module only adds the farm's
+folder, its manifest and stopping many processes at once.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from deploy.errors import ServiceError
+from deploy.local.processes import PidFile, ProcessRecord, is_running, spawn_process
+from deploy.local.processes import stop_process as _stop_one
 from device_farm.errors import FarmSetupError
 
 __all__ = [
@@ -31,15 +35,6 @@ __all__ = [
     "stop_processes",
     "write_manifest",
 ]
-
-
-class ProcessRecord(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    pid: int
-    argv: tuple[str, ...]
-    log: Path
 
 
 class FarmManifest(BaseModel):
@@ -66,7 +61,14 @@ def read_manifest(state_dir: Path) -> FarmManifest | None:
     path = farm_dir(state_dir) / "farm.json"
     if not path.is_file():
         return None
-    return FarmManifest.model_validate_json(path.read_text())
+    try:
+        return FarmManifest.model_validate_json(path.read_text())
+    except ValidationError as exc:
+        raise FarmSetupError(
+            f"cannot read the farm manifest {path}: {exc.errors()[0]['msg']}",
+            hint="it was written by another version: stop the pids listed in it by hand, "
+            "then delete the file",
+        ) from exc
 
 
 def write_manifest(state_dir: Path, manifest: FarmManifest | None) -> None:
@@ -84,52 +86,27 @@ def start_process(state_dir: Path, name: str, argv: list[str],
                   env: dict[str, str] | None = None) -> ProcessRecord:
     """Start ``argv`` in the background with its own session, log and pid file."""
     directory = farm_dir(state_dir)
-    log_path = directory / f"{name}.log"
     if argv and argv[0] == "python":
         argv = [sys.executable, *argv[1:]]
     try:
-        with log_path.open("ab") as log:
-            proc = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})}, start_new_session=True,
-            )
-    except OSError as exc:
-        raise FarmSetupError(
-            f"cannot start {name}: {exc}", hint=f"check that {argv[0]} exists and is executable"
-        ) from exc
-    (directory / f"{name}.pid").write_text(str(proc.pid))
-    return ProcessRecord(name=name, pid=proc.pid, argv=tuple(argv), log=log_path)
-
-
-def is_running(record: ProcessRecord) -> bool:
-    """True while the pid is alive and still runs the command we started."""
-    try:
-        cmdline = Path(f"/proc/{record.pid}/cmdline").read_bytes().split(b"\0")
-        stat = Path(f"/proc/{record.pid}/stat").read_text()
-    except OSError:
-        return False
-    if stat.rsplit(")", 1)[-1].split()[0] == "Z":  # a zombie has exited
-        return False
-    started = [part.decode(errors="replace") for part in cmdline if part]
-    if not started:
-        return True  # mid-exec, /proc shows no command line for a moment
-    return started[: len(record.argv)] == list(record.argv)
+        record = spawn_process(name, argv, env={**os.environ, **(env or {})},
+                               log_path=directory / f"{name}.log", cwd=Path.cwd())
+    except ServiceError as exc:
+        raise FarmSetupError(str(exc), hint=exc.hint) from exc
+    PidFile(directory, name).write(record)
+    return record
 
 
 def stop_process(record: ProcessRecord, timeout_s: float = 10.0) -> bool:
-    """SIGTERM (warm shutdown: workers hand back unfinished sub-tasks), then SIGKILL."""
+    """SIGTERM (warm shutdown: workers hand back unfinished sub-tasks), then SIGKILL.
+
+    False when the process had already gone.
+    """
     if not is_running(record):
+        _forget(record)
         return False
-    os.kill(record.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not is_running(record):
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(record.pid, signal.SIGKILL)
-    _reap(record.pid)
-    (record.log.parent / f"{record.name}.pid").unlink(missing_ok=True)
+    _stop_one(record, grace_s=timeout_s)
+    _forget(record)
     return True
 
 
@@ -137,19 +114,17 @@ def stop_processes(records: list[ProcessRecord], timeout_s: float = 15.0) -> tup
     """Stop several at once: SIGTERM to all, wait, SIGKILL stragglers; names of those stopped."""
     alive = [r for r in records if is_running(r)]
     for record in alive:
-        os.kill(record.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and any(is_running(r) for r in alive):
         time.sleep(0.05)
     for record in alive:
-        if is_running(record):
-            os.kill(record.pid, signal.SIGKILL)
-        _reap(record.pid)
-        (record.log.parent / f"{record.name}.pid").unlink(missing_ok=True)
+        _stop_one(record, grace_s=0.0)  # SIGKILLs a straggler; no-op for one that exited
+    for record in records:
+        _forget(record)
     return tuple(r.name for r in alive)
 
 
-def _reap(pid: int) -> None:
-    # Our own child (tests, a `farm up` in the same process) must be waited for.
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+def _forget(record: ProcessRecord) -> None:
+    PidFile(record.log_path.parent, record.name).remove()

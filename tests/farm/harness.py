@@ -79,7 +79,7 @@ class FarmProcesses:
         stop_processes(records, timeout_s=10)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {r.name}\n{r.log.read_text()[-3000:]}" for r in self.workers.values())
+        return "\n".join(f"--- {r.name}\n{r.log_path.read_text()[-3000:]}" for r in self.workers.values())
 
 
 def wait_until(condition, timeout_s: float, what: str, interval_s: float = 0.1):  # type: ignore[no-untyped-def]
@@ -108,7 +108,7 @@ def wait_for_idle(registry: DeviceRegistry, serials: list[str], procs: FarmProce
             if not is_running(record):
                 exit_code = record_exit_code(record)
                 raise AssertionError(f"worker for {serial} exited ({exit_code}):\n"
-                                     f"{record.log.read_text()[-3000:]}")
+                                     f"{record.log_path.read_text()[-3000:]}")
             if serial not in registry.serials():
                 return False
             status = registry.status(serial)
