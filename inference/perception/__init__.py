@@ -3,7 +3,7 @@
 Entry point: :class:`Perceiver` turns a device's :class:`Observation` into a
 :class:`Perception` (a ``droidretriever.models.Screen`` plus the view tree and
 layout blocks). :func:`describe_screen` writes the text a model reads,
-:func:`ground_text` / :func:`ground_quote` map words back to boxes, and
+:func:`ground_text` maps words back to boxes, and
 :class:`Redactor` decides what may leave the device. See docs/perception.md.
 """
 
@@ -36,7 +36,6 @@ from inference.perception.grounding import (
     Grounding,
     ground_element,
     ground_instruction,
-    ground_quote,
     ground_text,
 )
 from inference.perception.hierarchy import ParsedHierarchy, ViewNode, ViewTree, parse_hierarchy
@@ -99,7 +98,6 @@ __all__ = [
     "fingerprint_screen",
     "ground_element",
     "ground_instruction",
-    "ground_quote",
     "ground_text",
     "list_droidbot_states",
     "load_droidbot_state",

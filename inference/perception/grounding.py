@@ -1,10 +1,12 @@
-"""Grounding (VT Grounding): element id, text or quote -> box and tap point.
+"""Grounding (VT Grounding): element id or text -> box and tap point.
 
 - ``ground_element``: an id from the navigator -> its box and centre.
 - ``ground_text``: "tap [Search]" -> the element whose label best matches,
   fuzzily (rapidfuzz), actionable elements first on ties.
-- ``ground_quote``: a report citation's original text -> the best box on a
-  capture, with its score; below the threshold (0.8 default) nothing.
+
+Report citations are grounded by ``tasks.synthesis.grounding``, which adds what
+evidence needs and a tap does not: numbers in a quote must be on the element,
+and neighbouring elements of one row are tried together.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from rapidfuzz import fuzz, utils
 from droidretriever.models import Bounds, Point, UIElement
 from inference.errors import GroundingError
 
-__all__ = ["Grounding", "ground_element", "ground_instruction", "ground_quote", "ground_text"]
+__all__ = ["Grounding", "ground_element", "ground_instruction", "ground_text"]
 
 _BRACKETS = re.compile(r"\[([^\[\]]+)\]")
 _PART_SEPARATOR = " | "  # how the parser joins texts merged into a clickable parent
-_MIN_PARTIAL = 4  # shorter quotes must match a whole label, not a fragment of one
 
 
 class Grounding(BaseModel):
@@ -63,21 +64,16 @@ def _candidates(element: UIElement) -> list[str]:
     return parts
 
 
-def _score(query: str, candidate: str, *, partial: bool) -> float:
-    whole = fuzz.ratio(query, candidate, processor=utils.default_process)
-    if partial and len(query) >= _MIN_PARTIAL and len(candidate) > len(query):
-        whole = max(whole, fuzz.partial_ratio(query, candidate, processor=utils.default_process))
-    return whole / 100.0
+def _score(query: str, candidate: str) -> float:
+    return fuzz.ratio(query, candidate, processor=utils.default_process) / 100.0
 
 
-def _best(
-    elements: tuple[UIElement, ...], query: str, *, partial: bool
-) -> tuple[UIElement, float, str] | None:
+def _best(elements: tuple[UIElement, ...], query: str) -> tuple[UIElement, float, str] | None:
     best: tuple[tuple[float, int, int, int, str], UIElement, str] | None = None
     for element in elements:
         actionable = int(element.clickable or element.editable or element.checkable)
         for candidate in _candidates(element):
-            score = _score(query, candidate, partial=partial)
+            score = _score(query, candidate)
             # Higher score, then actionable, then the smallest (most specific) box, then id.
             rank = (score, actionable, -element.bounds.area, -len(candidate), element.id)
             if best is None or rank > best[0]:
@@ -91,7 +87,7 @@ def ground_text(
     elements: tuple[UIElement, ...], query: str, *, threshold: float = 0.8
 ) -> Grounding:
     """The element whose label best matches ``query``; raises below ``threshold``."""
-    found = _best(elements, query.strip(), partial=False)
+    found = _best(elements, query.strip())
     if found is None or found[1] < threshold:
         closest = f" (closest: {found[2]!r}, score {found[1]:.2f})" if found else ""
         raise GroundingError(
@@ -111,14 +107,3 @@ def ground_instruction(elements: tuple[UIElement, ...], instruction: str, *, thr
             hint="write the target in brackets, e.g. Tap [Search]",
         )
     return ground_text(elements, match.group(1), threshold=threshold)
-
-
-def ground_quote(
-    elements: tuple[UIElement, ...], quote: str, *, threshold: float = 0.8
-) -> Grounding | None:
-    """The box a citation's quote comes from (fragments of long texts count), or None."""
-    found = _best(elements, quote.strip(), partial=True)
-    if found is None or found[1] < threshold:
-        return None
-    element, score, text = found
-    return _grounding(element, score, text)

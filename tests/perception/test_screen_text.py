@@ -16,7 +16,6 @@ from inference.perception import (
     fingerprint_screen,
     ground_element,
     ground_instruction,
-    ground_quote,
     ground_text,
     observe_droidbot_state,
 )
@@ -70,7 +69,7 @@ def test_blocks_follow_core_partition(perceiver: Perceiver, state_paths: list[Pa
         assert exposure.exposed == (len(blocks[0].element_ids) if blocks else 0)
 
 
-def test_grounding_finds_tap_targets_and_quotes(perceiver: Perceiver, state_paths: list[Path]) -> None:
+def test_grounding_finds_tap_targets(perceiver: Perceiver, state_paths: list[Path]) -> None:
     path = next(p for p in state_paths if p.name == "state_2023-12-31_144126.json")
     screen = perceiver.perceive(observe_droidbot_state(path)).screen
     search = ground_instruction(screen.elements, "Tap [Search 5miles]")
@@ -78,9 +77,6 @@ def test_grounding_finds_tap_targets_and_quotes(perceiver: Perceiver, state_path
     assert search.box.contains(search.point)
     assert ground_text(screen.elements, "search 5 miles").score >= 0.8
     assert ground_element(screen.elements, search.element_id).box == search.box
-    quote = ground_quote(screen.elements, "11 Coin")
-    assert quote is not None and "Coin" in quote.matched_text
-    assert ground_quote(screen.elements, "Mission Impossible sequel") is None
     with pytest.raises(GroundingError):
         ground_text(screen.elements, "Checkout now")
     with pytest.raises(GroundingError):
