@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 M = TypeVar("M", bound=BaseModel)
 
 # A semantic check the schema cannot express (e.g. "the element id exists on this
@@ -80,6 +81,13 @@ class LLMReply(BaseModel, Generic[T]):
     role: str
     repaired: bool = False  # True when the repair round was needed
     prompt_version: str = ""  # set by the role that rendered the prompt
+
+    def converted(self, value: U, *, prompt_version: str) -> LLMReply[U]:
+        """The same call's costs carried by what a role made of the answer."""
+        return LLMReply[U](
+            value=value, usage=self.usage, latency_ms=self.latency_ms, model=self.model,
+            role=self.role, repaired=self.repaired, prompt_version=prompt_version,
+        )
 
 
 class LLMClient:

@@ -101,15 +101,7 @@ def decompose_with_model(
         DecompositionAnswer,
     )
     plan = plan_from_answer(reply.value, query, installed, decomposer=client.name)
-    return LLMReply[Plan](
-        value=plan,
-        usage=reply.usage,
-        latency_ms=reply.latency_ms,
-        model=reply.model,
-        role=reply.role,
-        repaired=reply.repaired,
-        prompt_version=prompt.version,
-    )
+    return reply.converted(plan, prompt_version=prompt.version)
 
 
 def decompose(

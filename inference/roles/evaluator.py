@@ -72,15 +72,7 @@ def evaluate_with_model(
         reason=reason,
         evaluator=client.name,
     )
-    return LLMReply[Evaluation](
-        value=evaluation,
-        usage=reply.usage,
-        latency_ms=reply.latency_ms,
-        model=reply.model,
-        role=reply.role,
-        repaired=reply.repaired,
-        prompt_version=prompt.version,
-    )
+    return reply.converted(evaluation, prompt_version=prompt.version)
 
 
 def evaluate(

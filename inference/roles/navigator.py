@@ -91,15 +91,7 @@ def choose_action(
         NavigatorAnswer,
         check=lambda answer: _problem(answer, screen),
     )
-    return LLMReply[Action](
-        value=action_from_answer(reply.value, screen),
-        usage=reply.usage,
-        latency_ms=reply.latency_ms,
-        model=reply.model,
-        role=reply.role,
-        repaired=reply.repaired,
-        prompt_version=prompt.version,
-    )
+    return reply.converted(action_from_answer(reply.value, screen), prompt_version=prompt.version)
 
 
 def action_from_answer(answer: NavigatorAnswer, screen: Screen) -> Action:
