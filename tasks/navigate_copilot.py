@@ -19,6 +19,7 @@ from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.policies import (
+    ExplorePolicy,
     LLMNavigatorPolicy,
     Policy,
     PolicyChain,
@@ -66,6 +67,7 @@ class Copilot:
     navigator: LLMClient | None = None
     evaluator: LLMClient | None = None
     skills: bool = True
+    explore: bool = True  # goal-directed exploration (lexicon concepts, bounded DFS) after the skills
     use_ocr: bool = False  # OCR while navigating (captures always read blind regions)
     max_repeats: int = 3
     pause_poll_s: float = 1.0
@@ -73,13 +75,15 @@ class Copilot:
     help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
 
     def build_chain(self) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
-        """Route memory -> skills -> LLM navigator, each present when configured."""
+        """Route memory -> skills -> explorer -> LLM navigator, each present when configured."""
         policies: list[Policy] = []
         memory = RouteMemoryPolicy(self.memory) if self.memory is not None else None
         if memory is not None:
             policies.append(memory)
         if self.skills:
             policies.append(SkillsPolicy())
+        if self.explore:
+            policies.append(ExplorePolicy())
         if self.navigator is not None:
             policies.append(LLMNavigatorPolicy(
                 self.navigator, perception=self.perceiver.settings, help_document=self.help_document,

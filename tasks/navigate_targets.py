@@ -21,6 +21,7 @@ from droidretriever.models import (
     PageType,
     RunEventKind,
     Screen,
+    SubTask,
     SubTaskStatus,
     Tap,
 )
@@ -32,13 +33,14 @@ from inference.policies import (
     is_dialog_open,
     route_steps,
 )
-from inference.rules import find_list_items
+from inference.rules import find_goal_concepts, find_list_items, heading_concepts, leading_entry
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate_act import page_title
 from tasks.navigate_run import SubTaskRun, TryEnd
 
 __all__ = ["TargetPages", "opens_result", "search_took_effect"]
 
+_MIN_CARDS = 3  # a search's answer with fewer cards is one hit to open, not a list to capture
 _NOT_MOVES = frozenset({"dismiss_dialog", "open_app"})  # skills that do not go anywhere in the app
 
 
@@ -63,6 +65,13 @@ class TargetPages:
             # The remembered route reached its target further on (the "Route" tab of a
             # place, the "Currency" entry of Settings): pages on the way are not it.
             return False
+        subtask = self.run.subtask
+        last = history[-1] if history else None
+        if (last is not None and last.applied and screen.package == subtask.package
+                and self._route_just_completed(history, screen)):
+            return True  # the remembered route ends where its target page was captured before
+        if evaluation.evaluator == "rules" and _entry_leads_on(subtask, screen):
+            return False  # the page offers an entry named by the goal (a place's "路线"): a step
         if evaluation.complete:
             # The rules only see the term somewhere on a rich page; before any move in
             # the app (a feed greeting with a recommendation) that is not the search's target.
@@ -71,16 +80,15 @@ class TargetPages:
 
         # A page opened from a results list is that result's details page, even when
         # it is built like a list itself (a store with its dishes).
-        last = history[-1] if history else None
-        subtask = self.run.subtask
         if last is None or not last.applied or screen.package != subtask.package:
             return False
-        if self._route_just_completed(history, screen):
-            return True  # the remembered route ends where its target page was captured before
-        return (
-            last.opened_result and subtask.page_mode is not PageMode.LIST_VIEW
-            and screen.fingerprint != last.fingerprint
-        )
+        if subtask.page_mode is PageMode.LIST_VIEW:
+            # What a submitted search brought up is the list asked for, even when its
+            # notes spell the term differently or are not laid out as uniform rows.
+            return (isinstance(last.action, Input) and last.action.submit
+                    and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
+                    and _cards(screen) >= _MIN_CARDS)
+        return last.opened_result and screen.fingerprint != last.fingerprint
 
     def _route_just_completed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         if self.memory is None or not self.memory.completed or is_dialog_open(screen):
@@ -125,6 +133,16 @@ class TargetPages:
         self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]))
 
 
+def _cards(screen: Screen) -> int:
+    """Tappable cards of several texts (a note, a result): a list, whatever the card heights."""
+    return sum(1 for e in screen.elements if e.clickable and " | " in e.label)
+
+
+def _entry_leads_on(subtask: SubTask, screen: Screen) -> bool:
+    goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+    return leading_entry(screen, goal, heading_concepts(screen, goal)) is not None
+
+
 def _moves_in_app(history: Sequence[TakenAction]) -> list[TakenAction]:
     return [t for t in history if t.applied and t.skill not in _NOT_MOVES and not isinstance(t.action, OpenApp)]
 
@@ -133,7 +151,9 @@ def opens_result(decision: Decision, screen: Screen) -> bool:
     """Whether ``decision`` taps an item of the screen's results list (whoever chose it)."""
     action = decision.action
     if not isinstance(action, Tap) or action.target is None or is_dialog_open(screen):
-        return False  # a pop-up's button lies over the list, but closes the pop-up
+        return False
+    if decision.item_signature is not None:
+        return True  # the policy chose it as an item of content (a result, a mail, a notice)  # a pop-up's button lies over the list, but closes the pop-up
     element = screen.element(action.target)
     items = find_list_items(screen)
     return element is not None and any(

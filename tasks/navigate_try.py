@@ -24,7 +24,14 @@ from droidretriever.models import (
     SubTaskStatus,
 )
 from inference.perception import Perception, describe_screen
-from inference.policies import SKILLS, Decision, PolicyContext, TakenAction, compact_history
+from inference.policies import (
+    SKILLS,
+    Decision,
+    ExplorePolicy,
+    PolicyContext,
+    TakenAction,
+    compact_history,
+)
 from inference.roles import RoleOutcome, evaluate
 from storage import RunKeys
 from tasks.navigate_act import digest_elements, execute_action, preview_for
@@ -32,7 +39,9 @@ from tasks.navigate_run import SubTaskRun, TryEnd, to_observation
 from tasks.navigate_steer import obey, wait_confirm_window
 from tasks.navigate_targets import TargetPages, opens_result, search_took_effect
 
-__all__ = ["NavigationTry"]
+__all__ = ["EXPLORATION_MAP", "NavigationTry"]
+
+EXPLORATION_MAP = "exploration map"  # the LOG message's first words; one ExplorationEdge JSON per line
 
 _SYSTEM_DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
 
@@ -54,7 +63,21 @@ class NavigationTry:
         self.pairs: Counter[tuple[str, str]] = Counter()  # (fingerprint, instruction): loops
 
     def execute(self) -> TryEnd:
-        """Run the try's steps; how it ended."""
+        """Run the try's steps; how it ended (the exploration map, if any, is published)."""
+        try:
+            return self._run_steps()
+        finally:
+            self._publish_exploration_map()
+
+    def _publish_exploration_map(self) -> None:
+        """A LOG event whose message is the try's exploration map (JSON lines of edges)."""
+        explorer = next((p for p in self.chain.policies if isinstance(p, ExplorePolicy)), None)
+        if explorer is None or not explorer.edges:
+            return
+        lines = "\n".join(edge.model_dump_json() for edge in explorer.edges)
+        self.run.publish(RunEventKind.LOG, f"{EXPLORATION_MAP} try {self.attempt}\n{lines}")
+
+    def _run_steps(self) -> TryEnd:
         driver = self.copilot.driver
         # Every try starts from the app's first page, from the home screen (a resumed
         # run's first try keeps the screen the person left).

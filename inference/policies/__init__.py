@@ -1,11 +1,13 @@
 """Navigation policies: who chooses the next action on a screen.
 
-    PolicyChain([RouteMemoryPolicy, SkillsPolicy, LLMNavigatorPolicy])
+    PolicyChain([RouteMemoryPolicy, SkillsPolicy, ExplorePolicy, LLMNavigatorPolicy])
         .decide(PolicyContext) -> Decision | None
 
 The first confident policy acts; ``Decision.policy`` names it on the step.
 ``RouteMemoryPolicy`` replays a remembered route with a screen check per step,
-``SkillsPolicy`` knows the moves every app shares, ``LLMNavigatorPolicy`` asks
+``SkillsPolicy`` knows the moves every app shares, ``ExplorePolicy`` taps the
+entry nearest to the goal's concepts (multilingual lexicon) and backtracks at
+dead ends, ``LLMNavigatorPolicy`` asks
 LLM2 and exists only when a navigator model is configured; it is shown the
 screen through ``describe_for_navigator`` (only the blocks the task needs when
 the screen is large).
@@ -23,6 +25,7 @@ from inference.policies.base import (
     item_signature,
 )
 from inference.policies.errors import PolicyError, UnknownElementError
+from inference.policies.explore import EXPLORE, ExplorationEdge, ExplorePolicy, rank_entries
 from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator, goal_words
 from inference.policies.llm_navigator import (
     LLMNavigatorPolicy,
@@ -42,13 +45,18 @@ from inference.policies.skills import (
     find_dialog_dismiss,
     find_search_field,
     find_search_icon,
+    is_forbidden,
+    rank_results,
 )
 
 __all__ = [
+    "EXPLORE",
     "ROUTE_MEMORY",
     "SCREEN_TOKEN_BUDGET",
     "SKILLS",
     "Decision",
+    "ExplorationEdge",
+    "ExplorePolicy",
     "LLMNavigatorPolicy",
     "Policy",
     "PolicyChain",
@@ -66,8 +74,11 @@ __all__ = [
     "goal_text",
     "goal_words",
     "is_dialog_open",
+    "is_forbidden",
     "item_signature",
     "numbered_screen",
+    "rank_entries",
+    "rank_results",
     "route_steps",
     "screen_anchors",
 ]

@@ -7,13 +7,17 @@ In order of precedence on a screen:
 2. ``open_app``        the app is not in front: launch it;
 3. ``type_search``     an editable search field: enter the search term and submit;
    ``open_search``     only a search icon or entry: tap it to reach the field;
-4. ``open_result``     a results list (modes focused / multi_page): tap the first
-   result not visited yet (visited ones are masked by item signature);
+4. ``open_result``     a results list after a search (modes focused / multi_page): tap
+   the result nearest to the term and the goal (``rank_results``: the term, the goal's
+   entities and lexicon concepts; ads last; ties keep list order), not visited yet
+   (visited ones are masked by item signature); without a search term a list is a
+   feed, left to the explorer;
    ``scroll_results``  every result on screen is visited: scroll for more;
 5. ``follow_goal``     a tappable element named by the goal or search term (for
    direct goals such as "Permissions" in an app's settings);
 6. ``scroll_repeat``   the same screen came back: scroll to see more;
-7. ``back_to_branch``  on a page that is not the target after a search: go back.
+7. ``back_to_branch``  on a page that is not the target after a search: go back (not
+   when an entry on it names what the goal asks for: the explorer takes that).
 
 Search fields and icons are recognised in the languages the apps use
 (Search, 搜索, 검색, 検索, Buscar, Rechercher, Suche, Поиск). Nothing here taps
@@ -39,9 +43,19 @@ from droidretriever.models import (
     UIElement,
 )
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
-from inference.rules import find_list_items
+from inference.rules import (
+    find_goal_concepts,
+    find_list_items,
+    heading_concepts,
+    leading_entry,
+    load_lexicon,
+    match_concept,
+)
 
-__all__ = ["SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon"]
+__all__ = [
+    "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
+    "rank_results",
+]
 
 SKILLS = "skills"
 
@@ -57,8 +71,9 @@ _DISMISS_WORDS = re.compile(
 # Never tapped by a skill, whatever the goal says: the person does these.
 _FORBIDDEN = re.compile(
     r"pay|checkout|place order|order now|buy|purchase|log ?in|sign ?in|sign up|register|delete|"
-    r"agree|accept|allow|支付|付款|结算|下单|提交订单|购买|登录|注册|删除|同意|允许|"
-    r"결제|주문|로그인|삭제|동의|허용|支払|注文|ログイン|削除|同意|許可",
+    r"agree|accept|allow|add to (?:cart|bag|basket)|start navigation|"
+    r"支付|付款|结算|下单|提交订单|购买|登录|注册|删除|同意|允许|加入购物车|开始导航|"
+    r"결제|주문|로그인|삭제|동의|허용|장바구니 담기|支払|注文|ログイン|削除|同意|許可|カートに入れる",
     re.IGNORECASE,
 )
 _GOAL_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
@@ -67,6 +82,39 @@ _GOAL_STOP = frozenset({
     "from", "that", "this", "have", "been", "does", "into", "page", "details", "information",
 })
 _TERM_MATCH = 85
+_AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
+
+
+def is_forbidden(label: str) -> bool:
+    """Whether a skill must never tap ``label``: it pays, logs in, deletes or agrees."""
+    return bool(_FORBIDDEN.search(label))
+
+
+def rank_results(context: PolicyContext, items: tuple[UIElement, ...]) -> list[UIElement]:
+    """Result items best first: naming the search term and the goal's entities and concepts, ads last.
+
+    Ties keep the list's order, so without any cue this is "the first result".
+    """
+    subtask, screen = context.subtask, context.screen
+    goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+    concepts = [load_lexicon().concepts[c] for c in goal.targets]
+    entities = [e.casefold() for e in goal.entities]
+    term = (subtask.search_term or "").casefold()
+
+    def score(item: UIElement) -> float:
+        text = _item_text(item, screen.elements)
+        folded = text.casefold()
+        value = 0.0
+        if term and term in folded:
+            value += 2.0 + (0.5 if folded.startswith(term) else 0.0)
+        elif term:
+            value += fuzz.partial_ratio(term, folded) / 100.0
+        value += sum(0.5 for e in entities if e != term and e in folded)
+        value += sum(1.0 for c in concepts if match_concept(text, c))
+        return value - (10.0 if _AD.search(text) else 0.0)
+
+    ranked = sorted(enumerate(items), key=lambda pair: (-score(pair[1]), pair[0]))
+    return [item for _, item in ranked]
 
 
 def find_dialog_dismiss(context: PolicyContext) -> UIElement | None:
@@ -159,14 +207,16 @@ class SkillsPolicy:
     def _open_result(self, context: PolicyContext) -> Decision | None:
         if context.subtask.page_mode is PageMode.LIST_VIEW:
             return None  # the list itself is the target: the evaluator ends the sub-task
-        if context.subtask.search_term and not context.searched:
+        if not context.subtask.search_term:
+            return None  # a feed, not results: the explorer picks what the goal names
+        if not context.searched:
             return None  # a feed before searching is not the results list
         screen = context.screen
         items = find_list_items(screen)
         if not items:
             return None
-        for item in items:
-            if _FORBIDDEN.search(item.label[:40]):
+        for item in rank_results(context, items):
+            if is_forbidden(item.label[:40]):
                 continue
             signature = item_signature(item, screen)
             if signature in context.visited:
@@ -194,7 +244,7 @@ class SkillsPolicy:
             return None
         for element in context.screen.elements:
             label = element.label.strip()
-            if not element.clickable or not label or element.editable or element.id in tapped:
+            if not element.clickable or not label or element.editable or element.selected or element.id in tapped:
                 continue
             if len(label) > 80 or _FORBIDDEN.search(label):
                 continue
@@ -206,13 +256,23 @@ class SkillsPolicy:
     def _scroll_repeat(self, context: PolicyContext) -> Decision | None:
         if context.repeats == 0:
             return None
+        if context.history and isinstance(context.history[-1].action, Back):
+            return None  # back at a branch point: not stuck, another branch may follow
         return _decision(
             Scroll(direction=ScrollDirection.DOWN, reason="the page repeats: look further down"),
             "scroll_repeat",
         )
 
     def _back_to_branch(self, context: PolicyContext) -> Decision | None:
-        if (context.searched or context.opened_result) and context.page_type in (PageType.DETAILS, PageType.OTHER, PageType.SETTINGS):
+        if context.subtask.search_term is None:
+            return None  # direct goals: the explorer backtracks its own branches
+        if (context.searched or context.opened_result) and context.page_type in (
+            PageType.DETAILS, PageType.OTHER, PageType.SETTINGS,
+        ):
+            subtask = context.subtask
+            goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+            if leading_entry(context.screen, goal, heading_concepts(context.screen, goal)) is not None:
+                return None  # an entry here names what the goal asks for: the explorer takes it
             return _decision(Back(reason="not the target page: back to the branch point"),
                              "back_to_branch")
         return None
@@ -220,6 +280,13 @@ class SkillsPolicy:
 
 def _decision(action: Input | Tap | Back | OpenApp | Scroll, skill: str) -> Decision:
     return Decision(action=action, policy=SKILLS, skill=skill)
+
+
+def _item_text(item: UIElement, elements: tuple[UIElement, ...]) -> str:
+    if item.label:
+        return item.label
+    return " | ".join(e.label for e in elements
+                      if e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0)
 
 
 def _clickable_inside(item: UIElement, elements: tuple[UIElement, ...]) -> UIElement | None:

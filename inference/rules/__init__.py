@@ -4,25 +4,39 @@
     evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
     find_risk            the seven risk criteria on a Screen
     detect_page_type     results list / details / search input / ... from structure
+    find_goal_concepts   goal -> UI concepts it names (multilingual lexicon.yaml), hubs, entities
 """
 
 from __future__ import annotations
 
 from inference.rules.apps import InstalledApp, find_mentioned_apps, resolve_app
 from inference.rules.decomposer import decompose_by_rules
-from inference.rules.evaluator import evaluate_by_rules
+from inference.rules.evaluator import (
+    evaluate_by_rules,
+    heading_concepts,
+    leading_entry,
+    page_heading,
+)
+from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
 from inference.rules.page_type import detect_page_type, find_list_items
 from inference.rules.risk import RiskFinding, find_injection, find_risk
 
 __all__ = [
+    "GoalConcepts",
     "InstalledApp",
     "RiskFinding",
     "decompose_by_rules",
     "detect_page_type",
     "evaluate_by_rules",
+    "find_goal_concepts",
     "find_injection",
     "find_list_items",
     "find_mentioned_apps",
     "find_risk",
+    "heading_concepts",
+    "leading_entry",
+    "load_lexicon",
+    "match_concept",
+    "page_heading",
     "resolve_app",
 ]

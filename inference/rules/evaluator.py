@@ -2,8 +2,18 @@
 
 Completion follows DroidRetriever's criteria: ``list_view`` ends on a results
 list, ``focused`` and ``multi_page`` on a details page. The page must also be
-about the sub-task: its search term (fuzzy) or, without one, a word of the
-goal is on the screen. A risky screen is never complete: it pauses first.
+about the sub-task: its search term (fuzzy) or, without one, what the goal asks
+for (:mod:`inference.rules.lexicon`): the page's heading (title, selected tab)
+names one of the goal's concepts ("社区公约" for "community guidelines"); a goal
+the lexicon knows nothing of falls back to one of its words on the screen.
+
+A heading that names the goal is the target whatever the page's structure
+(a currency list, a settings page), with two exceptions that make it a step:
+a tappable entry on it names another concept of the goal (the place's "路线"
+for "driving time"; a "后天" tab for "the day after tomorrow"), or, for
+``focused`` / ``multi_page``, its list items name something else the goal
+asks for (the monitor in the cart). The app's words (its name) never count:
+they are on every page of it. A risky screen is never complete: it pauses first.
 """
 
 from __future__ import annotations
@@ -12,11 +22,12 @@ import re
 
 from rapidfuzz import fuzz
 
-from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask
-from inference.rules.page_type import detect_page_type
+from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
+from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
+from inference.rules.page_type import detect_page_type, find_list_items
 from inference.rules.risk import find_injection, find_risk
 
-__all__ = ["evaluate_by_rules", "mentions_term"]
+__all__ = ["evaluate_by_rules", "heading_concepts", "leading_entry", "mentions_term", "page_heading"]
 
 _TERM_MATCH = 80  # rapidfuzz partial_ratio; tolerates OCR slips and spacing
 _TARGET_PAGE: dict[PageMode, tuple[PageType, ...]] = {
@@ -24,6 +35,10 @@ _TARGET_PAGE: dict[PageMode, tuple[PageType, ...]] = {
     PageMode.FOCUSED: (PageType.DETAILS,),
     PageMode.MULTI_PAGE: (PageType.DETAILS,),
 }
+_BACK_LABELS = frozenset({"navigate up", "back", "返回", "뒤로", "戻る"})
+_NOT_A_PAGE = (PageType.DIALOG, PageType.LOGIN, PageType.SEARCH_INPUT)
+_ENTRY_CHARS = 24  # a navigation entry's label is short; longer ones are content
+_ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("加入购物车" is an action)
 
 
 def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
@@ -42,19 +57,32 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
     targets: tuple[PageType, ...] = _TARGET_PAGE[subtask.page_mode]
     if subtask.search_term is None and page in (PageType.SETTINGS, PageType.OTHER):
         targets = (*targets, PageType.SETTINGS, PageType.OTHER)  # direct pages, e.g. in Settings
-    about = (
-        mentions_term(screen, subtask.search_term)
-        if subtask.search_term
-        else _mentions_goal(screen, subtask.goal)
-    )
-    complete = page in targets and about
-    reason = (
-        f"{page.value} page reached for {subtask.page_mode.value} mode"
-        if complete
-        else f"{page.value} page, {subtask.page_mode.value} mode wants "
-        f"{' or '.join(t.value for t in targets)}"
-        + ("" if about else " about the sub-task (its term is not on the screen)")
-    )
+    goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+    heading = heading_concepts(screen, goal)
+    step = leading_entry(screen, goal, heading)
+    if heading and page not in _NOT_A_PAGE:
+        others = None if subtask.page_mode is PageMode.LIST_VIEW else _item_naming_more(screen, goal, heading)
+        complete = step is None and others is None
+        reason = (
+            f"the page's heading names the goal ({', '.join(heading)})" if complete
+            else f"the heading names {', '.join(heading)}, but "
+            + (f"{step.label!r} leads on" if step is not None else f"an item names more: {others!r}")
+        )
+    else:
+        about = (
+            mentions_term(screen, subtask.search_term) if subtask.search_term
+            else not goal.targets and _mentions_goal(screen, subtask.goal, subtask.app_label)
+        )
+        complete = page in targets and about and step is None
+        reason = (
+            f"{page.value} page reached for {subtask.page_mode.value} mode"
+            if complete
+            else f"{page.value} page, {subtask.page_mode.value} mode wants "
+            f"{' or '.join(t.value for t in targets)}"
+            + ("" if about else " about the sub-task (its term is not on the screen)" if subtask.search_term
+               else " about the sub-task (no concept of the goal heads the page)")
+            + ("" if step is None else f"; {step.label!r} leads to what the goal names")
+        )
     hostile = find_injection(screen.elements)
     if hostile is not None:
         reason += f"; ignored screen text that addresses the agent: {hostile.label[:60]!r}"
@@ -73,8 +101,55 @@ def mentions_term(screen: Screen, term: str) -> bool:
     return False
 
 
-def _mentions_goal(screen: Screen, goal: str) -> bool:
-    words = {w for w in re.findall(r"[a-z]{5,}|[\u3400-\u9fff]{2,}", goal.lower())}
+def page_heading(screen: Screen) -> tuple[str, ...]:
+    """What heads the page: its title (the first short text from the top) and its selected tabs."""
+    texts = sorted((e for e in screen.elements if e.text.strip() and len(e.text) <= 60),
+                   key=lambda e: (e.bounds.top, e.bounds.left))
+    title = (texts[0].text,) if texts else ()
+    return (*title, *(e.label for e in screen.elements if e.selected and e.label))
+
+
+def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
+    """The goal's concepts (hubs left out) the page's heading names."""
+    concepts = load_lexicon().concepts
+    heading = page_heading(screen)
+    return tuple(c for c in goal.targets if any(match_concept(h, concepts[c]) for h in heading))
+
+
+def leading_entry(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...]) -> UIElement | None:
+    """A tappable entry (short, not selected) naming a concept of the goal the heading does not."""
+    concepts = load_lexicon().concepts
+    wanted = [concepts[c] for c in goal.targets if c not in heading]
+    for element in screen.elements:
+        label = element.label.strip()
+        if not element.clickable or element.selected or element.editable or not 0 < len(label) <= _ENTRY_CHARS:
+            continue
+        if label.casefold() in _BACK_LABELS:
+            continue  # the app bar's way back, whatever its words
+        if any(match_concept(label, c) >= _ENTRY_COVER for c in wanted):
+            return element
+    return None
+
+
+def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...]) -> str | None:
+    """The label of a list item naming an entity or a concept of the goal the heading does not."""
+    concepts = load_lexicon().concepts
+    wanted = [concepts[c] for c in goal.targets if c not in heading]
+    entities = [e.casefold() for e in goal.entities]
+    for item in find_list_items(screen):
+        label = item.label or " ".join(
+            e.label for e in screen.elements
+            if e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0
+        )
+        folded = label.casefold()
+        if any(e in folded for e in entities) or any(match_concept(label, c) for c in wanted):
+            return label[:60]
+    return None
+
+
+def _mentions_goal(screen: Screen, goal: str, app_label: str) -> bool:
+    app_words = set(re.findall(r"[a-z]{5,}|[\u3400-\u9fff]{2,}", app_label.lower()))
+    words = {w for w in re.findall(r"[a-z]{5,}|[\u3400-\u9fff]{2,}", goal.lower())} - app_words
     screen_text = " ".join(e.label.lower() for e in screen.elements)
     return any(w in screen_text for w in words)
 

@@ -1,0 +1,165 @@
+"""Goal-directed exploration without a model: a small, bounded depth-first search over entries.
+
+On a screen where no skill applies (no search to type, no pop-up, no result to
+open), tap the entry that best matches what the goal asks for, in the
+multilingual concepts of :mod:`inference.rules.lexicon`:
+
+1. a short entry naming a concept of the goal ("社区公约" for "community guidelines");
+2. an item naming an entity the goal spells ("Red Velvet", "F1") or one of its concepts;
+3. a navigation hub that usually leads there ("我的" / "Me" for personal data,
+   "Settings" for settings-like goals);
+4. for a goal about the latest or newest thing, the topmost item of the content.
+
+Entries already tried on the screen (by fingerprint, and by label within the try)
+are not tried again; when nothing is left, Back returns to the branch point.
+Nothing risky is ever tapped (the skills' forbidden words, ads). Every tap is an
+edge of the exploration map (screen -> title -> entry -> next screen) that the
+loop publishes for the dashboard.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.models import Back, PageMode, Tap, UIElement
+from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
+from inference.policies.skills import is_forbidden
+from inference.rules import (
+    find_goal_concepts,
+    heading_concepts,
+    load_lexicon,
+    match_concept,
+    page_heading,
+)
+from inference.rules.lexicon import GoalConcepts
+
+__all__ = ["EXPLORE", "ExplorationEdge", "ExplorePolicy", "rank_entries"]
+
+EXPLORE = "explore"
+_ENTRY_CHARS = 24  # longer labels are content (a headline, a product), not navigation
+_AD = ("广告", "推广", "sponsored", "[ad]", "ad ·", "광고", "広告", "プロモーション")
+_BACK_LABELS = frozenset({"navigate up", "back", "返回", "뒤로", "戻る"})
+
+
+class ExplorationEdge(BaseModel):
+    """One move of the exploration: from a screen (fingerprint, title) through an entry."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fingerprint: str
+    title: str
+    tapped: str  # the entry's label, or "back"
+    score: float = 0.0
+    next_fingerprint: str = ""  # filled in when the next screen is seen
+
+
+class ExplorePolicy:
+    """Taps the entry nearest to the goal; backtracks when a branch is exhausted."""
+
+    def __init__(self) -> None:
+        self._tried: dict[str, set[str]] = {}  # fingerprint -> labels tapped there
+        self._tried_labels: set[str] = set()  # labels tapped anywhere in this try
+        self._root = ""  # the first in-app screen of the try: nothing to go back to
+        self.edges: list[ExplorationEdge] = []
+
+    @property
+    def name(self) -> str:
+        return EXPLORE
+
+    def decide(self, context: PolicyContext) -> Decision | None:
+        """The best untried entry for the goal, Back at a dead end, or None."""
+        screen, subtask = context.screen, context.subtask
+        if screen.package != subtask.package or is_dialog_open(screen):
+            return None
+        if subtask.search_term and not context.searched:
+            return None  # the skills search first
+        self._close_edge(screen.fingerprint)
+        self._root = self._root or screen.fingerprint
+        goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+        tried = self._tried.setdefault(screen.fingerprint, set())
+        ranked = [
+            (score, e) for score, e in rank_entries(context, goal)
+            if e.label not in tried and e.label not in self._tried_labels
+        ]
+        title = next(iter(page_heading(screen)), screen.package)
+        if ranked:
+            score, element = ranked[0]
+            tried.add(element.label)
+            self._tried_labels.add(element.label)
+            self.edges.append(ExplorationEdge(fingerprint=screen.fingerprint, title=title,
+                                              tapped=element.label[:60], score=round(score, 2)))
+            opens_item = score < _HUB_SCORE or _is_content(element)
+            return Decision(
+                action=Tap(target=element.id, reason=f"{element.label[:40]!r} is nearest to the goal"),
+                policy=EXPLORE, skill="explore",
+                item_signature=item_signature(element, screen) if opens_item else None,
+            )
+        if screen.fingerprint == self._root or not context.history:
+            return None
+        self.edges.append(ExplorationEdge(fingerprint=screen.fingerprint, title=title, tapped="back"))
+        return Decision(action=Back(reason="nothing here leads to the goal: back to the branch point"),
+                        policy=EXPLORE, skill="explore_back")
+
+    def _close_edge(self, fingerprint: str) -> None:
+        if self.edges and not self.edges[-1].next_fingerprint:
+            self.edges[-1] = self.edges[-1].model_copy(update={"next_fingerprint": fingerprint})
+
+
+_DIRECT_SCORE = 3.0
+_ITEM_SCORE = 2.0
+_HUB_SCORE = 1.0
+_LATEST_SCORE = 0.5
+
+
+def rank_entries(context: PolicyContext, goal: GoalConcepts) -> list[tuple[float, UIElement]]:
+    """Tappable elements that lead towards ``goal``, best first (ties keep reading order)."""
+    concepts = load_lexicon().concepts
+    screen = context.screen
+    targets = [concepts[c] for c in goal.targets]
+    hubs = [(concepts[c], depth) for c, depth in goal.via.items()]
+    hubs += [(concepts[c], 1) for c in goal.named if concepts[c].hub]  # "my": the profile tab
+    arrived = bool(heading_concepts(screen, goal))
+    if arrived:
+        hubs = []  # the page is about the goal already: what is left to open is its content
+    entities = [e.casefold() for e in goal.entities]
+    scored: list[tuple[float, int, UIElement]] = []
+    for order, element in enumerate(screen.elements):
+        label = element.label.strip()
+        if not _tappable(element, label):
+            continue
+        entry = len(label) <= _ENTRY_CHARS
+        direct = max((match_concept(label, c) for c in targets), default=0.0)
+        named = sum(1 for c in targets if match_concept(label, c))
+        score = 0.0
+        if direct and entry:
+            score = _DIRECT_SCORE + direct + 0.1 * named
+        elif any(e in label.casefold() for e in entities) or (direct and arrived and _is_content(element)):
+            # Content naming a concept counts once the page is about the goal (the
+            # monitor in the cart); before that, generic words in a feed mislead.
+            score = _ITEM_SCORE + 0.1 * named + (0.2 if any(e in label.casefold() for e in entities) else 0.0)
+        elif entry:
+            hub = max((match_concept(label, c) / depth for c, depth in hubs), default=0.0)
+            if hub >= 0.5:
+                score = _HUB_SCORE + hub * 0.5
+        if score:
+            scored.append((score, order, element))
+    if not scored and context.subtask.page_mode is not PageMode.LIST_VIEW and "latest" in goal.named:
+        content = sorted((e for e in screen.elements if _tappable(e, e.label.strip()) and _is_content(e)),
+                         key=lambda e: e.bounds.top)
+        scored = [(_LATEST_SCORE, 0, content[0])] if content else []
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(score, element) for score, _, element in scored]
+
+
+def _tappable(element: UIElement, label: str) -> bool:
+    if not element.clickable or element.editable or element.selected or not label:
+        return False
+    folded = label.casefold()
+    if folded in _BACK_LABELS or any(a in folded for a in _AD):
+        return False
+    return not is_forbidden(label[:40])
+
+
+def _is_content(element: UIElement) -> bool:
+    """A card or row of content (several texts joined), not a button."""
+    return " | " in element.label

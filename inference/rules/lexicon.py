@@ -1,0 +1,203 @@
+"""A multilingual lexicon of UI concepts: what a goal asks for, which screen labels stand for it.
+
+    load_lexicon()                      the concepts of ``lexicon.yaml`` (read once)
+    find_goal_concepts(goal, term)      GoalConcepts: concepts the goal names, hubs that lead there,
+                                        entity words (names the goal spells, quoted text)
+    match_concept(label, concept)       how much of ``label`` one of the concept's labels covers
+
+A goal names a concept through its English labels (rapidfuzz on words, plurals
+tolerated) or, written in another language, through any label it contains.
+A screen label stands for a concept when it is one of the concept's labels,
+nearly (Latin scripts, rapidfuzz with a cutoff), or contains it (CJK scripts,
+exact substring: a fuzzy match of two Chinese characters means nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+from rapidfuzz import fuzz
+
+from inference.errors import InferenceError
+
+__all__ = [
+    "Concept",
+    "GoalConcepts",
+    "Lexicon",
+    "LexiconError",
+    "find_goal_concepts",
+    "load_lexicon",
+    "match_concept",
+]
+
+LEXICON_FILE = Path(__file__).with_name("lexicon.yaml")
+_WORD_MATCH = 88  # rapidfuzz ratio between a goal word and a one-word label ("permission" / "permissions")
+_LABEL_MATCH = 90  # rapidfuzz ratio between a screen label and a Latin concept label
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_LATIN_WORD = re.compile(r"[a-z0-9](?:[a-z0-9'’\-.]*[a-z0-9])?")  # "ele.me" is one word
+_ENTITY = re.compile(r"[\"“「《『]([^\"”」》』]{2,40})[\"”」》』]|((?:[A-Z0-9][\w'’.\-]*)(?:\s+[A-Z0-9][\w'’.\-]*)*)")
+_NOT_ENTITIES = frozenset({
+    "i", "a", "the", "what", "which", "where", "when", "who", "how", "find", "show", "check", "list",
+    "tell", "translate", "ordering", "advise", "compare", "search", "open", "get", "is", "are", "do",
+    "i've", "i'm", "i'd", "summarize", "summarise", "review", "let", "please",
+})
+
+
+class LexiconError(InferenceError):
+    """The lexicon file is missing or malformed; reinstall the package or fix lexicon.yaml."""
+
+
+class Concept(BaseModel):
+    """One UI concept and the labels apps give it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    en: tuple[str, ...]
+    zh: tuple[str, ...] = ()
+    ko: tuple[str, ...] = ()
+    ja: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()  # hubs whose pages usually lead here
+    hub: bool = False  # a place to go through, never what a goal asks for
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label of the concept, all languages."""
+        return (*self.en, *self.zh, *self.ko, *self.ja)
+
+
+class Lexicon(BaseModel):
+    """All concepts by id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    concepts: dict[str, Concept]
+
+
+class GoalConcepts(BaseModel):
+    """What a goal asks for, in concepts: named ones (with how specific), hubs, entity words."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    named: dict[str, int] = {}  # concept id -> words of the goal's phrase that named it
+    via: dict[str, int] = {}  # hub concept id -> depth (1: leads to a named concept)
+    entities: tuple[str, ...] = ()  # names the goal spells (capitalised words, quoted text, the term)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The named concepts a page may be about (hubs such as "me" left out)."""
+        lexicon = load_lexicon()
+        return tuple(c for c in self.named if not lexicon.concepts[c].hub)
+
+
+@lru_cache(maxsize=1)
+def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:
+    """The lexicon, read once."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        concepts = {cid: Concept(id=cid, **body) for cid, body in raw["concepts"].items()}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        raise LexiconError(f"cannot read the UI lexicon at {path}: {exc}",
+                           hint="restore inference/rules/lexicon.yaml from the package") from exc
+    unknown = {v for c in concepts.values() for v in c.via if v not in concepts}
+    if unknown:
+        raise LexiconError(f"the lexicon's via names unknown concepts: {sorted(unknown)}",
+                           hint="add them to lexicon.yaml or fix the via lists")
+    return Lexicon(concepts=concepts)
+
+
+@lru_cache(maxsize=256)
+def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str = "") -> GoalConcepts:
+    """The concepts ``goal`` names, the hubs leading to them (2 levels), and its entity words."""
+    lexicon = load_lexicon()
+    text = goal.casefold()
+    words = [_singular(w) for w in _LATIN_WORD.findall(text)]
+    named: dict[str, int] = {}
+    spans: dict[str, set[int]] = {}  # word positions of the phrase that named each concept
+    for concept in lexicon.concepts.values():
+        hits = [_goal_names(text, words, label) for label in concept.labels]
+        strength, span = max(hits, key=lambda h: h[0], default=(0, set()))
+        if strength:
+            named[concept.id] = strength
+            spans[concept.id] = span
+    # A word inside a longer phrase belongs to it: "day after tomorrow" is not "tomorrow",
+    # "community guidelines" not "community".
+    named = {
+        c: n for c, n in named.items()
+        if not spans[c] or not any(
+            other != c and named[other] > n and spans[c] <= spans[other] for other in named
+        )
+    }
+    via: dict[str, int] = {}
+    frontier = [c for c in named if not lexicon.concepts[c].hub]
+    for depth in (1, 2):
+        nxt: list[str] = []
+        for cid in frontier:
+            for hub in lexicon.concepts[cid].via:
+                if hub not in named and hub not in via:
+                    via[hub] = depth
+                    nxt.append(hub)
+        frontier = nxt
+    return GoalConcepts(named=named, via=via, entities=_entities(goal, search_term, app_label))
+
+
+def match_concept(label: str, concept: Concept) -> float:
+    """How well ``label`` stands for ``concept``: the share of it a concept label covers (0 = not)."""
+    text = label.strip().casefold()
+    if not text:
+        return 0.0
+    best = 0.0
+    for name in concept.labels:
+        wanted = name.casefold()
+        if _CJK.search(wanted):
+            if wanted in text:
+                best = max(best, len(wanted) / len(text))
+        elif text == wanted or (len(wanted) >= 4 and fuzz.ratio(text, wanted) >= _LABEL_MATCH):
+            best = 1.0
+        elif len(wanted) >= 4 and re.search(rf"(?<![a-z]){re.escape(wanted)}(?![a-z])", text):
+            best = max(best, len(wanted) / len(text))
+    return best
+
+
+def _goal_names(text: str, words: list[str], label: str) -> tuple[int, set[int]]:
+    """How many words of ``label`` the goal names it with (0: it does not), and their positions."""
+    wanted = label.casefold()
+    if _CJK.search(wanted):
+        return (1, set()) if wanted in text else (0, set())
+    parts = [_singular(p) for p in _LATIN_WORD.findall(wanted)]
+    if not parts:
+        return 0, set()
+    if len(parts) == 1:
+        part = parts[0]
+        hits = {i for i, w in enumerate(words)
+                if w == part or (len(part) >= 5 and fuzz.ratio(w, part) >= _WORD_MATCH)}
+        return (1, hits) if hits else (0, set())
+    # A phrase: its words in order, next to each other.
+    for i in range(len(words) - len(parts) + 1):
+        if all(words[i + j] == p for j, p in enumerate(parts)):
+            return len(parts), set(range(i, i + len(parts)))
+    return 0, set()
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _entities(goal: str, search_term: str | None, app_label: str) -> tuple[str, ...]:
+    """Names the goal spells: quoted text, runs of capitalised words or numbers, the search term."""
+    found: list[str] = [search_term] if search_term else []
+    app = app_label.casefold()
+    for quoted, run in _ENTITY.findall(goal):
+        for piece in (quoted,) if quoted else tuple(p.strip(" .,:;?!") for p in re.split(r"[:,]", run)):
+            head, _, rest = piece.partition(" ")
+            if rest and head.casefold() in _NOT_ENTITIES:
+                piece = rest  # the sentence's first word is capitalised too
+            lowered = piece.casefold()
+            if len(piece) < 2 or lowered in _NOT_ENTITIES or lowered == app or lowered in app.split():
+                continue
+            found.append(piece)
+    return tuple(dict.fromkeys(found))
