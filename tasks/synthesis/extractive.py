@@ -2,9 +2,14 @@
 
 What it does: per app, it lists the items on the captured pages that best
 match the query's terms (names, values with units: prices, sales, delivery
-minutes, ratings, distances, promotions), and when two or more apps answer
-the same attributes it adds a comparison table whose every cell cites the
-element the value was read from. The only arithmetic is picking the lowest
+minutes, ratings, distances, promotions; a product page's gifts, payment and
+membership discounts), and when two or more apps answer the same attributes
+it adds a comparison table whose every cell cites the element the value was
+read from. Each app's column is its best-matching item that shows a value; an
+attribute that item lacks but its page states for everything on it (a store's
+delivery time and rating) is taken from the page's header and marked so; a
+header with a price of its own is another product and lends nothing. Every attribute any app answers gets a row, "not shown"
+where an app's pages do not say. The only arithmetic is picking the lowest
 price / shortest time / highest rating among values with the same unit.
 
 What it does not do: understand the question, reconcile different items
@@ -15,6 +20,7 @@ offers), read reviews for opinions, or notice what the captures lack.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
 from tasks.synthesis.citations import format_citation
@@ -33,8 +39,16 @@ EXTRACTIVE_BANNER = (
 _TABLE_KINDS = (
     MeasureKind.PRICE, MeasureKind.ORIGINAL_PRICE, MeasureKind.SALES, MeasureKind.DELIVERY_TIME,
     MeasureKind.DELIVERY_FEE, MeasureKind.MIN_ORDER, MeasureKind.RATING, MeasureKind.REVIEWS,
-    MeasureKind.DISTANCE, MeasureKind.PROMOTION,
+    MeasureKind.DISTANCE, MeasureKind.PROMOTION, MeasureKind.GIFT, MeasureKind.PAYMENT_DISCOUNT,
+    MeasureKind.MEMBER_DISCOUNT, MeasureKind.TRADE_IN,
 )
+# What a page says for everything on it: a dish on a store page has the store's delivery time.
+_PAGE_KINDS = frozenset({
+    MeasureKind.DELIVERY_TIME, MeasureKind.DELIVERY_FEE, MeasureKind.MIN_ORDER, MeasureKind.RATING,
+    MeasureKind.DISTANCE, MeasureKind.PROMOTION, MeasureKind.GIFT, MeasureKind.PAYMENT_DISCOUNT,
+    MeasureKind.MEMBER_DISCOUNT, MeasureKind.TRADE_IN,
+})
+_FROM_PAGE = "†"
 # Which way is better, for the one-line verdicts under the table.
 _LOWER_IS_BETTER = {MeasureKind.PRICE: "Lowest price", MeasureKind.DELIVERY_TIME: "Fastest delivery",
                     MeasureKind.DELIVERY_FEE: "Lowest delivery fee"}
@@ -62,6 +76,24 @@ def _cite_name(item: Item) -> str:
     return format_citation(item.capture_id, item.name_quote)
 
 
+def _segment(quote: str, part: str) -> str:
+    """The piece of a card's ``a | b | c`` text that holds ``part`` (its first piece if none)."""
+    pieces = [p.strip() for p in quote.split("|") if p.strip()]
+    return next((p for p in pieces if part and part in p), pieces[0] if pieces else quote)
+
+
+# In a table cell a "|" ends the cell, and escaping it inside a citation would spoil the
+# quote, so a table cites the piece of a card's text that holds the value.
+def _cite_in_table(item: Item, value: ItemValue) -> str:
+    quote = value.quote if "|" not in value.quote else _segment(value.quote, value.span)
+    return format_citation(item.capture_id, quote)
+
+
+def _cite_name_in_table(item: Item) -> str:
+    quote = item.name_quote if "|" not in item.name_quote else _segment(item.name_quote, "")
+    return format_citation(item.capture_id, quote)
+
+
 class _App:
     def __init__(self, label: str, package: str, status: AppStatus | None) -> None:
         self.label = label
@@ -75,9 +107,40 @@ class _App:
         best = max((i.relevance for i in self.items), default=0.0)
         if best <= 0.0:
             return []
-        # Keep items close to the best match; order: most relevant, then most values.
+        # Keep items close to the best match; order: most relevant, a page's own subject, most values.
         kept = [i for i in self.items if i.relevance >= 0.5 * best]
-        return sorted(kept, key=lambda i: (-i.relevance, -len(i.values)))[:_ITEMS_PER_APP]
+        return sorted(kept, key=lambda i: (-i.relevance, not i.page, -len(i.values)))[:_ITEMS_PER_APP]
+
+    def answer(self) -> _Answer | None:
+        """The best-matching item that shows a comparable value, with its page's header."""
+        for item in self.matches:
+            if any(v.kind in _TABLE_KINDS for v in item.values):
+                # A page header with a price of its own is another product (the item is a
+                # recommendation on its page): its offers are not the item's.
+                page = next((i for i in self.items if i.page and i.capture_id == item.capture_id
+                             and i is not item and i.value(MeasureKind.PRICE) is None), None)
+                return _Answer(self, item, page)
+        return None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One app's column of the comparison table."""
+
+    app: _App
+    item: Item
+    page: Item | None  # the page's subject (a store), when the item is something on it
+
+    def cell(self, kind: MeasureKind) -> tuple[Item, ItemValue] | None:
+        """The item's own value of ``kind``, else the page header's for page-wide kinds."""
+        value = self.item.value(kind)
+        if value is not None:
+            return self.item, value
+        if self.page is not None and kind in _PAGE_KINDS:
+            page_value = self.page.value(kind)
+            if page_value is not None:
+                return self.page, page_value
+        return None
 
 
 def _group_apps(captures: Sequence[Capture], apps: Sequence[AppStatus],
@@ -102,35 +165,50 @@ def _describe_item(item: Item) -> str:
 
 
 def _comparison(apps: list[_App]) -> list[str]:
-    best = [(app, app.matches[0]) for app in apps if app.matches]
-    if len(best) < 2:
+    answers = [a for app in apps if (a := app.answer()) is not None]
+    if len(answers) < 2:
         return []
-    kinds = [k for k in _TABLE_KINDS if sum(1 for _, item in best if item.value(k)) >= 2]
-    if not kinds:
-        return []
+    answered = {k: sum(1 for a in answers if a.cell(k)) for k in _TABLE_KINDS}
+    if max(answered.values()) < 2:
+        return []  # nothing two apps both show: no comparison to draw
+    kinds = [k for k in _TABLE_KINDS if answered[k] >= 1]
     lines = ["## Comparison", "",
-             "| | " + " | ".join(_cell(app.label) for app, _ in best) + " |",
-             "|---|" + "---|" * len(best),
-             "| Item | " + " | ".join(f"{_cell(i.name)} {_cite_name(i)}" for _, i in best) + " |"]
+             "| | " + " | ".join(_cell(a.app.label) for a in answers) + " |",
+             "|---|" + "---|" * len(answers),
+             "| Item | " + " | ".join(f"{_cell(a.item.name)} {_cite_name_in_table(a.item)}"
+                                     for a in answers) + " |"]
+    borrowed: dict[str, _Answer] = {}
     for kind in kinds:
         cells = []
-        for _, item in best:
-            value = item.value(kind)
-            cells.append(f"{_cell(value.text)} {_cite(item, value)}" if value else "not shown")
+        for answer in answers:
+            found = answer.cell(kind)
+            if found is None:
+                cells.append("not shown")
+                continue
+            owner, value = found
+            mark = "" if owner is answer.item else f" {_FROM_PAGE}"
+            if mark:
+                borrowed[answer.app.label] = answer
+            cells.append(f"{_cell(value.text)} {_cite_in_table(owner, value)}{mark}")
         lines.append(f"| {kind.value} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.extend(_verdicts(best, kinds))
+    if borrowed:
+        pages = "; ".join(f"{_cell(label)}: {_cell(a.page.name)} {_cite_name(a.page)}"
+                          for label, a in borrowed.items() if a.page is not None)
+        lines += [f"{_FROM_PAGE} Stated by the page the item is on, for everything on it ({pages}).", ""]
+    lines.extend(_verdicts(answers, kinds))
     return lines
 
 
-def _verdicts(best: list[tuple[_App, Item]], kinds: list[MeasureKind]) -> list[str]:
+def _verdicts(answers: list[_Answer], kinds: list[MeasureKind]) -> list[str]:
     verdicts: list[str] = []
     for kind in kinds:
         title = _LOWER_IS_BETTER.get(kind) or _HIGHER_IS_BETTER.get(kind)
         if title is None:
             continue
-        values = [(app, item, v) for app, item in best
-                  if (v := item.value(kind)) is not None and v.value is not None]
+        values = [(a.app, owner, v) for a in answers
+                  if (found := a.cell(kind)) is not None
+                  for owner, v in (found,) if v.value is not None]
         if len(values) < 2 or len({v.unit for _, _, v in values}) != 1:
             continue  # different currencies or scales: not comparable without a model
         pick = min if kind in _LOWER_IS_BETTER else max

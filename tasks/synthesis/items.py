@@ -11,6 +11,17 @@ elements all work:
 2. reading order, for text outside any card: a text line without numbers
    starts an item unless it sits right under a name that has no values yet
    (then it is that item's description); values attach to the item above.
+   A line whose words around the numbers are only filler (``"约 · 送达"``)
+   attaches too, unless the item already has a value of that kind.
+
+Detail pages say one thing many times: the top bar, the photo's description
+and the title all name the product (``"Big Mac"``, ``"Big Mac photo"``,
+``"Big Mac"``). A name line that repeats the current item's name continues
+that item and marks it as the page's own subject (``Item.page``); the lines
+right under its title (the shop, ``"· 月销2万+"``) and its labelled rows
+(:mod:`tasks.synthesis.offers`: gifts, payment and membership discounts)
+belong to it. A store page's header is such an item too, so a dish on it can
+borrow the store's delivery time, rating and offers in a comparison.
 
 Query relevance is the share of the query's terms (English words; Chinese
 character bigrams) found in the item's text, after app names and question
@@ -27,6 +38,7 @@ from rapidfuzz import fuzz
 
 from droidretriever.models import Bounds, Capture, ElementSource, UIElement
 from tasks.synthesis.grounding import normalize_text
+from tasks.synthesis.offers import AttributeRow, read_attribute_row
 from tasks.synthesis.values import Measure, MeasureKind, read_measures, strip_measures
 
 __all__ = [
@@ -52,6 +64,13 @@ _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _CJK_STOP = ("哪个", "哪家", "哪里", "便宜", "价格", "比较", "对比", "多少", "还是", "一下", "看看",
              "帮我", "请", "查", "在", "和", "与", "的", "上", "是", "吗", "更", "钱", "呢")
 _QUOTE_LIMIT = 60  # longer element texts are cited by the value alone
+# Words a photo's description adds to the name it repeats.
+_IMAGE_WORDS = re.compile(r"商品主图|主图|图片|\b(?:photo|image|picture)\b")
+_FILLER_WORDS = re.compile(r"配送费|配送|起送|运费|送达|距离|好评率|约|about|approx\.?")
+_TOKEN_SPLIT = re.compile(r"[\s·•|,;:/()（）]+")
+_SAME_NAME = 90  # fuzz.ratio of two names that are the same name
+# Kinds an item may show several of (a page lists several promotions).
+_REPEATABLE = frozenset({MeasureKind.PROMOTION, MeasureKind.TIME_OF_DAY})
 
 
 class QueryTerms(BaseModel):
@@ -73,6 +92,7 @@ class ItemValue(BaseModel):
     unit: str
     text: str  # what the report shows
     quote: str  # what the citation quotes: the element's own text, so grounding is exact
+    span: str = ""  # the exact words the value was read from, a part of ``quote``
     element_id: str
     box: Bounds
 
@@ -90,6 +110,7 @@ class Item(BaseModel):
     values: tuple[ItemValue, ...] = ()
     lines: tuple[str, ...] = ()
     relevance: float = 0.0
+    page: bool = False  # the page's own subject: a detail page's product, a store page's header
 
     def value(self, kind: MeasureKind) -> ItemValue | None:
         """The first value of ``kind`` (nearest the name), if any."""
@@ -143,7 +164,25 @@ def dedupe_elements(elements: Sequence[UIElement]) -> tuple[UIElement, ...]:
             for other in primary)
         if not duplicate:
             kept.append(element)
-    return tuple(sorted(kept, key=lambda e: (e.bounds.top, e.bounds.left)))
+    ordered = sorted(kept, key=lambda e: (e.bounds.top, e.bounds.left))
+    return tuple(e for i, e in enumerate(ordered)
+                 if not any(_is_cut_copy(e, other, i < j) for j, other in enumerate(ordered) if i != j))
+
+
+def _is_cut_copy(element: UIElement, other: UIElement, earlier: bool) -> bool:
+    """``element`` is a piece of ``other`` cut at a frame seam of the stitched capture.
+
+    The same row seen in two frames: same left and right edges, inside the
+    other's box, its text a part of the other's. Of two equal copies the
+    later one goes.
+    """
+    a, b = element.bounds, other.bounds
+    if (a.left, a.right) != (b.left, b.right) or b.intersection(a) < a.area or a.area > b.area:
+        return False
+    text, whole = normalize_text(element.label), normalize_text(other.label)
+    if text not in whole:
+        return False
+    return a.area < b.area or len(text) < len(whole) or not earlier
 
 
 def _containers(capture: Capture, texts: Sequence[UIElement]) -> list[Bounds]:
@@ -159,6 +198,17 @@ def _containers(capture: Capture, texts: Sequence[UIElement]) -> list[Bounds]:
     return boxes
 
 
+def _same_name(a: str, b: str) -> bool:
+    first, second = (normalize_text(_IMAGE_WORDS.sub(" ", x)) for x in (a, b))
+    return bool(first) and fuzz.ratio(first, second) >= _SAME_NAME
+
+
+def _is_filler(name: str) -> bool:
+    """Only filler around the numbers: ``"约 · 送达 · 配送费"``, ``"起送 · 配送"``."""
+    tokens = [t for t in _TOKEN_SPLIT.split(_FILLER_WORDS.sub(" ", normalize_text(name))) if t]
+    return all(len(t) <= 2 for t in tokens)
+
+
 class _Builder:
     """Accumulates one item while scanning its elements."""
 
@@ -169,6 +219,28 @@ class _Builder:
         self.values: list[ItemValue] = []
         self.lines: list[str] = []
         self.last_box = first.bounds
+        self.page = False
+        self.after_name = True  # the last element added was a name or description line
+
+    def kinds(self) -> set[MeasureKind]:
+        return {v.kind for v in self.values}
+
+    def collides(self, measures: Sequence[Measure]) -> bool:
+        """A second value of a kind the item has: the line is another item's."""
+        return any(m.kind in self.kinds() and m.kind not in _REPEATABLE for m in measures)
+
+    def repeat_name(self, element: UIElement, name: str) -> None:
+        """The page names its subject again: keep one item, named by text rather than a photo."""
+        if not self.first.text and element.text:
+            self.first, self.name = element, name
+        self.page = True
+        self.after_name = True
+        self.last_box = element.bounds
+
+    def add_line(self, element: UIElement, text: str) -> None:
+        self.lines.append(text)
+        self.last_box = element.bounds
+        self.after_name = True
 
     def add_values(self, element: UIElement, measures: Sequence[Measure]) -> None:
         label = element.label.strip()
@@ -178,9 +250,29 @@ class _Builder:
             shown = label if measure.kind is MeasureKind.PROMOTION else measure.text
             quote = label if len(label) <= _QUOTE_LIMIT else measure.text
             self.values.append(ItemValue(kind=measure.kind, value=measure.value, unit=measure.unit,
-                                         text=shown[:_QUOTE_LIMIT], quote=quote,
+                                         text=shown[:_QUOTE_LIMIT], quote=quote, span=measure.text,
                                          element_id=element.id, box=element.bounds))
         self.last_box = element.bounds
+        self.after_name = False
+
+    def add_row(self, element: UIElement, row: AttributeRow) -> None:
+        """A labelled row: an offer is one value (its whole text); other rows are read as usual."""
+        if row.kind is None:
+            measures = [m for m in read_measures(row.text)
+                        if m.kind not in self.kinds() or m.kind in _REPEATABLE]
+            if measures:
+                self.add_values(element, measures)
+            else:  # a plain row ("已选  白月光 16GB+512GB"): a line, but not a title to hang lines on
+                self.lines.append(row.text)
+                self.last_box = element.bounds
+                self.after_name = False
+            return
+        label = element.label.strip()
+        quote = label if len(label) <= _QUOTE_LIMIT else row.text[:_QUOTE_LIMIT]
+        self.values.append(ItemValue(kind=row.kind, value=None, unit="", text=row.text[:_QUOTE_LIMIT],
+                                     quote=quote, span=row.text, element_id=element.id, box=element.bounds))
+        self.last_box = element.bounds
+        self.after_name = False
 
     def build(self, terms: QueryTerms) -> Item:
         label = self.first.label.strip()
@@ -188,28 +280,45 @@ class _Builder:
         return Item(capture_id=self.capture.id, package=self.capture.package, name=self.name,
                     name_quote=label if len(label) <= _QUOTE_LIMIT else self.name,
                     name_box=self.first.bounds, values=tuple(self.values),
-                    lines=tuple(self.lines), relevance=score_relevance(terms, text))
+                    lines=tuple(self.lines), relevance=score_relevance(terms, text), page=self.page)
 
 
 def _is_close_below(above: Bounds, below: Bounds) -> bool:
     return 0 <= below.top - above.bottom < 0.6 * max(above.height, 1)
 
 
+def _attaches(current: _Builder, element: UIElement, measures: Sequence[Measure], name: str) -> bool:
+    """A line with values and a name part belongs to the current item (not a new one)."""
+    if current.collides(measures) or not _is_close_below(current.last_box, element.bounds):
+        return False
+    # Filler words only, or the line right under a detail page's title (its shop, its sales).
+    return _is_filler(name) or (current.page and current.after_name)
+
+
 def _scan(capture: Capture, elements: Sequence[UIElement], terms: QueryTerms) -> list[Item]:
     items: list[Item] = []
     current: _Builder | None = None
     for element in elements:
+        row = read_attribute_row(element.label)
+        if current is not None and row is not None and (row.kind is not None or current.page):
+            current.add_row(element, row)
+            continue
         measures = read_measures(element.label)
         name = strip_measures(element.label, measures)
         is_name = len(name) >= 2 and _LETTER.search(name) is not None
-        if is_name and (current is None or current.values or measures
+        if current is not None and is_name and not measures and _same_name(current.name, name):
+            current.repeat_name(element, name)
+            continue
+        if current is not None and is_name and measures and _attaches(current, element, measures, name):
+            current.add_values(element, measures)
+            continue
+        if is_name and (current is None or (current.values and not current.after_name) or measures
                         or not _is_close_below(current.last_box, element.bounds)):
             if current is not None:
                 items.append(current.build(terms))
             current = _Builder(capture, element, name)
         elif is_name and current is not None:
-            current.lines.append(name)
-            current.last_box = element.bounds
+            current.add_line(element, name)
         if measures:
             if current is None:
                 current = _Builder(capture, element, name)

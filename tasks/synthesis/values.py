@@ -33,6 +33,10 @@ class MeasureKind(StrEnum):
     REVIEWS = "Reviews"
     DISTANCE = "Distance"
     PROMOTION = "Promotions"
+    GIFT = "Bundled gifts"
+    PAYMENT_DISCOUNT = "Payment discounts"
+    MEMBER_DISCOUNT = "Membership discounts"
+    TRADE_IN = "Trade-in"
     TIME_OF_DAY = "Time"
 
 
@@ -57,7 +61,7 @@ _CURRENCY = {"¥": "¥", "￥": "¥", "元": "¥", "块": "¥", "RMB": "¥", "CN
 
 # Words just before a price that change what the price means (same element).
 _PRICE_CONTEXT: tuple[tuple[MeasureKind, tuple[str, ...]], ...] = (
-    (MeasureKind.DELIVERY_FEE, ("配送费", "运费", "delivery fee", "delivery", "shipping")),
+    (MeasureKind.DELIVERY_FEE, ("配送费", "配送", "运费", "delivery fee", "delivery", "shipping")),
     (MeasureKind.MIN_ORDER, ("起送", "min order", "minimum", "min.")),
     (MeasureKind.ORIGINAL_PRICE, ("原价", "was", "list price", "original")),
 )
@@ -120,7 +124,7 @@ _PATTERNS: tuple[tuple[MeasureKind, re.Pattern[str], _Reader], ...] = (
                 r"|(?:coupon|voucher|优惠券|红包|折扣|discount|满减|新客|special offer)",
                 re.IGNORECASE), _promotion),
     (MeasureKind.SALES,
-     re.compile(rf"(?:月售|已售|销量|sold|monthly sales)\s?(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?",
+     re.compile(rf"(?:月售|月销|已售|销量|sold|monthly sales)\s?(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?",
                 re.IGNORECASE), _count),
     (MeasureKind.REVIEWS,
      re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:reviews?|ratings|comments?|评价|条评论|人评价)",

@@ -1,7 +1,13 @@
 """Human pauses: a login-gated app pauses its sub-flow; resuming continues; a timeout reports it.
 
-The device task is the ``test.login_gate`` double (tests/flows/login_gate.py): it
-stops at the login wall exactly when the virtual phone's app is logged out.
+The first test goes through the real copilot (``copilot.navigate``): Gmail
+logged out on the virtual phones, the rule decomposer's sub-task opens it,
+the copilot meets the login wall and hands over; the person (here the
+simulator's control API) logs in and resumes, and the sub-task finishes with a
+capture. The others use the ``test.login_gate`` double (tests/flows/login_gate.py),
+which stops at the login wall exactly when the app is logged out and does
+nothing else, so the pause machinery is tested without a navigation's cost:
+with a second app that must go on while one waits, and a pause that times out.
 """
 
 from __future__ import annotations
@@ -9,18 +15,23 @@ from __future__ import annotations
 import threading
 
 import pytest
+from prefect.input.actions import read_flow_run_input
+from prefect.input.run_input import keyset_from_paused_state
 
-from droidretriever.models import RunEventKind, SubTaskStatus, new_id
+from device_farm.adb_driver import AdbDriver
+from droidretriever.models import RiskCategory, RunEventKind, SubTaskStatus, new_id
 from flows.models import RetrieveRequest, RunOutcome
 from flows.pauses import list_paused_flow_runs, resume_run
 from flows.retrieve import retrieve
 from flows.runtime import open_services
+from inference.perception import parse_hierarchy
 from storage import RunEventReader
 from tests.farm.harness import wait_until
 from tests.flows.conftest import FlowFarm
 from tests.flows.login_gate import LOGIN_GATE
+from tests.flows.reports import run_captures
 
-MEITUAN, MCDONALDS = "com.sankuai.meituan", "com.mcdonalds.gma.cn"
+MEITUAN, MCDONALDS, GMAIL = "com.sankuai.meituan", "com.mcdonalds.gma.cn", "com.google.android.gm"
 
 
 class _Background:
@@ -49,6 +60,62 @@ class _Background:
 def _set_logged_in(flow_farm: FlowFarm, package: str, on: bool) -> None:
     for serial in flow_farm.sim.serials:
         flow_farm.sim.control.set_logged_in(serial, package, on)
+
+
+def _log_in_on_the_phone(flow_farm: FlowFarm, serial: str, package: str, button: str) -> None:
+    """What the person does: signs the account in, then taps the sign-in screen's button."""
+    flow_farm.sim.control.set_logged_in(serial, package, True)
+    driver = AdbDriver(serial, port=flow_farm.sim.port)
+    try:
+        seen = driver.observe()
+        elements = parse_hierarchy(seen.hierarchy_xml, width=seen.width, height=seen.height).elements
+        labels = [e.label for e in elements]
+        target = next((e for e in elements if e.label == button), None)
+        assert target is not None, f"the phone does not show the {button!r} button: {labels}"
+        driver.tap(target.bounds.center)
+    finally:
+        driver.close()
+
+
+def test_copilot_at_a_login_wall_pauses_and_resuming_finishes(flow_farm: FlowFarm) -> None:
+    _set_logged_in(flow_farm, GMAIL, False)
+    run_id = new_id("run")
+    services = open_services(flow_farm.settings)
+    try:
+        running = _Background(RetrieveRequest(text="What is my latest email in Gmail?", run_id=run_id))
+        paused = wait_until(lambda: list_paused_flow_runs(run_id), 180, "the Gmail sub-flow to pause")
+        flow_run = paused[0]
+        assert flow_run.name.startswith("Gmail · ")
+        # The Prefect UI's form (the RunInput's schema) says why: a login, in Gmail.
+        assert flow_run.state is not None
+        keyset = keyset_from_paused_state(flow_run.state)
+        form = read_flow_run_input(keyset["schema"], flow_run_id=flow_run.id)
+        assert isinstance(form, dict), form
+        defaults = {name: field.get("default") for name, field in form["properties"].items()}
+        assert defaults["app"] == "Gmail"
+        assert defaults["category"] == RiskCategory.LOGIN.value, defaults
+        description = read_flow_run_input(keyset["description"], flow_run_id=flow_run.id)
+        assert isinstance(description, str) and "needs a person (login)" in description
+        leased = [s.info.serial for s in services.registry.statuses() if s.lease_run == run_id]
+        assert len(leased) == 1, "the paused run should keep its phone"
+
+        _log_in_on_the_phone(flow_farm, leased[0], GMAIL, "Next")  # Gmail's "Sign in" screen
+        assert resume_run(run_id, note="logged in") == [flow_run.name]
+        outcome = running.join(240)
+    finally:
+        _set_logged_in(flow_farm, GMAIL, True)
+
+    manifest = services.manifests.read(run_id)
+    events = RunEventReader(services.redis).read_after(run_id)
+    story = "\n".join(f"{e.kind.value}: {e.message}" for e in events)
+    assert set(manifest.subtasks.values()) == {SubTaskStatus.COMPLETED}, story
+    captures = run_captures(services, outcome)
+    assert captures and {c.package for c in captures.values()} == {GMAIL}
+    kinds = [e.kind for e in events]
+    assert kinds.index(RunEventKind.NEEDS_USER) < kinds.index(RunEventKind.RESUMED)
+    assert kinds.index(RunEventKind.RESUMED) < max(i for i, k in enumerate(kinds)
+                                                   if k is RunEventKind.CAPTURE_SAVED)
+    assert outcome.report.apps[0].status is SubTaskStatus.COMPLETED
 
 
 def test_login_gated_app_pauses_and_resuming_continues(flow_farm: FlowFarm) -> None:

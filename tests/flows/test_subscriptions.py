@@ -54,7 +54,10 @@ def _big_mac_price(day: int, seed: int = 7) -> float:
     app = load_catalog().apps[MCDONALDS]
     menu = [dict(r) for r in app.data["menu"]]
     varied = apply_variation(menu, app.variation, "menu", seed, day)
-    return float(next(r["price"] for r in varied if r["id"] == "bigmac"))
+    price = next(r["price"] for r in varied if r["id"] == "bigmac")
+    if not isinstance(price, (int, float, str)):
+        raise TypeError(f"the catalog's Big Mac price is not a number: {price!r}")
+    return float(price)
 
 
 def test_subscription_reports_a_price_change_once(flow_farm: FlowFarm, webhook: str) -> None:
