@@ -14,7 +14,8 @@ In order of precedence on a screen:
    feed, left to the explorer;
    ``scroll_results``  every result on screen is visited: scroll for more;
 5. ``follow_goal``     a tappable element named by the goal or search term (for
-   direct goals such as "Permissions" in an app's settings);
+   direct goals such as "Permissions" in an app's settings); after a search, a
+   card naming the term is opened as a result (a search with a single hit);
 6. ``scroll_repeat``   the same screen came back: scroll to see more;
 7. ``back_to_branch``  on a page that is not the target after a search: go back (not
    when an entry on it names what the goal asks for: the explorer takes that).
@@ -47,6 +48,7 @@ from inference.rules import (
     find_goal_concepts,
     find_list_items,
     heading_concepts,
+    is_card,
     leading_entry,
     load_lexicon,
     match_concept,
@@ -82,6 +84,7 @@ _GOAL_STOP = frozenset({
     "from", "that", "this", "have", "been", "does", "into", "page", "details", "information",
 })
 _TERM_MATCH = 85
+_TERM_CUTOFF = 80  # rapidfuzz partial_ratio for a result to count as naming the search term
 _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 
 
@@ -108,7 +111,10 @@ def rank_results(context: PolicyContext, items: tuple[UIElement, ...]) -> list[U
         if term and term in folded:
             value += 2.0 + (0.5 if folded.startswith(term) else 0.0)
         elif term:
-            value += fuzz.partial_ratio(term, folded) / 100.0
+            # Only a near match counts: a weak partial score ranks unrelated results by
+            # chance (a coffee shop above the only burger chain) instead of keeping list order.
+            similarity = fuzz.partial_ratio(term, folded)
+            value += similarity / 100.0 if similarity >= _TERM_CUTOFF else 0.0
         value += sum(0.5 for e in entities if e != term and e in folded)
         value += sum(1.0 for c in concepts if match_concept(text, c))
         return value - (10.0 if _AD.search(text) else 0.0)
@@ -249,8 +255,12 @@ class SkillsPolicy:
             if len(label) > 80 or _FORBIDDEN.search(label):
                 continue
             if any(_names(label, word, term=term) for word, term in words):
-                return _decision(Tap(target=element.id, reason=f"{label!r} is named by the goal"),
-                                 "follow_goal")
+                # After a search, a card naming the term is a result, even alone on the page
+                # (a search with one hit): the page it opens is that result's.
+                opens = context.searched and is_card(element, context.screen)
+                return Decision(action=Tap(target=element.id, reason=f"{label!r} is named by the goal"),
+                                policy=SKILLS, skill="follow_goal",
+                                item_signature=item_signature(element, context.screen) if opens else None)
         return None
 
     def _scroll_repeat(self, context: PolicyContext) -> Decision | None:
