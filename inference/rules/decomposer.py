@@ -41,6 +41,9 @@ _STOP_TEXT = """
     list all available options option many much number count
     app apps application on-line online today now currently current latest new
     granted grant allowed allow near nearby me
+    order ordering ordered buy buying bought purchase purchasing purchased advise advice
+    suggest suggestion suggestions summarize summarise summary translate translation explain
+    describe identify decide deciding whether respectively gauge retrieve calculate help
 """
 _STOP = frozenset(_STOP_TEXT.split())
 _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 价格 价钱 比较

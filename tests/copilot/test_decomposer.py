@@ -11,6 +11,7 @@ from droidretriever.models import PageMode, Query
 from inference.llm import LLMClient
 from inference.roles.decomposer import decompose, decompose_with_model
 from inference.rules import InstalledApp, decompose_by_rules
+from inference.rules.decomposer import extract_search_terms
 from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 INSTALLED = [
@@ -122,3 +123,17 @@ def test_model_failure_falls_back_to_rules_and_says_so(failure: ScriptedReply) -
 def test_no_model_means_rules() -> None:
     outcome = decompose(Query(text="Big Mac on Meituan"), INSTALLED, None)
     assert outcome.policy == "rules" and outcome.usage.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "term"),
+    [
+        ("Ordering a Big Mac from McDonald's, Meituan or Ele.me?", "Big Mac"),
+        ("Advise on purchasing VIVO X100 Ultra from Taobao or JD.", "VIVO X100 Ultra"),
+    ],
+)
+def test_task_verbs_never_become_search_terms(question: str, term: str) -> None:
+    """The paper's own wordings: 'Ordering' / 'Advise on purchasing' are the ask, not the thing."""
+    terms = extract_search_terms(question)
+    assert terms[0] == term
+    assert not any(word in " ".join(terms).lower() for word in ("ordering", "advise", "purchasing"))
