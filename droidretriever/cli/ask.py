@@ -189,8 +189,10 @@ def ask(
     if as_json:
         console.print_json(outcome.model_dump_json())
         return
+    from tasks.synthesis import render_report_terminal
+
     console.print()
-    console.print(Markdown(outcome.report.markdown))
+    console.print(Markdown(render_report_terminal(outcome.report)))
     html = _save_html(settings, outcome.html_key, run_id)
     ui = str(settings.prefect.api_url).rstrip("/").removesuffix("/api")
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)

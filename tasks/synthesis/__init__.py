@@ -24,7 +24,11 @@ from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdow
 from tasks.synthesis.facts import ChangeSummary, FactSet, diff_facts, extract_facts
 from tasks.synthesis.grounding import ground_citation, ground_citations
 from tasks.synthesis.llm_writer import LLMReportWriter, writer_for
-from tasks.synthesis.render import render_report_html, render_report_markdown
+from tasks.synthesis.render import (
+    render_report_html,
+    render_report_markdown,
+    render_report_terminal,
+)
 from tasks.synthesis.report import (
     ReportFiles,
     ReportWriter,
@@ -59,6 +63,7 @@ __all__ = [
     "publish_report",
     "render_report_html",
     "render_report_markdown",
+    "render_report_terminal",
     "synthesize_report",
     "write_extractive_markdown",
     "writer_for",

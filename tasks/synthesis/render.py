@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus
 from tasks.synthesis.citations import CitationMark, replace_citations
 
-__all__ = ["render_report_html", "render_report_markdown"]
+__all__ = ["render_report_html", "render_report_markdown", "render_report_terminal"]
 
 _STATUS = {
     SubTaskStatus.COMPLETED: ("completed", "ok"),
@@ -194,7 +194,27 @@ def render_report_markdown(report: Report) -> str:
         reason = f" ({app.reason})" if app.reason and app.status is not SubTaskStatus.COMPLETED else ""
         lines.append(f"- **{app.app_label}**: {word}{reason}")
     lines += ["", report.markdown.rstrip(), "", "---", "", "## Evidence", ""]
-    for index, citation in enumerate(report.citations, start=1):
+    lines += _evidence_lines(report.citations)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_report_terminal(report: Report) -> str:
+    """The report for a terminal: citations become ``[n]`` marks (``[n?]`` unverified),
+    and their evidence is listed once below, so tables stay readable at 80 columns."""
+    pieces = _number_marks(report.markdown).split(_OPEN)
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        number, _, rest = piece.partition(_CLOSE)
+        index = int(number)
+        grounded = index < len(report.citations) and report.citations[index].grounded
+        out.append(f"[{index + 1}{'' if grounded else '?'}]{rest}")
+    evidence = "\n".join(_evidence_lines(report.citations))
+    return f"{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)\n\n{evidence}\n"
+
+
+def _evidence_lines(citations: Sequence[Citation]) -> list[str]:
+    lines = []
+    for index, citation in enumerate(citations, start=1):
         if citation.grounded and citation.box is not None:
             crop = f", crop `{citation.crop_key}`" if citation.crop_key else ""
             lines.append(f"{index}. `{citation.capture_id}` “{citation.quote}”: grounded "
@@ -202,4 +222,4 @@ def render_report_markdown(report: Report) -> str:
         else:
             lines.append(f"{index}. `{citation.capture_id}` “{citation.quote}”: **unverified** "
                          f"(best score {citation.score:.2f})")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines

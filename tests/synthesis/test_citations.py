@@ -111,3 +111,22 @@ def test_many_valid_citations_parse_fast() -> None:
     started = time.perf_counter()
     assert len(parse_citations(text)) == 50_000
     assert time.perf_counter() - started < 10.0
+
+
+def test_terminal_rendering_numbers_citations_and_lists_their_evidence() -> None:
+    from droidretriever.models import Bounds, Citation, Query, Report
+    from tasks.synthesis import render_report_terminal
+
+    report = Report(
+        run_id="run-1", query=Query(text="Big Mac?"), synthesizer="extractive (no model configured)",
+        markdown="| | Meituan |\n|---|---|\n| Price | ¥25.5 [c1(¥25.5)] |\n\nCheapest [c2(¥9.9)].",
+        citations=(
+            Citation(capture_id="c1", quote="¥25.5", grounded=True, score=1.0,
+                     box=Bounds(left=0, top=0, right=10, bottom=10)),
+            Citation(capture_id="c2", quote="¥9.9", grounded=False, score=0.3),
+        ),
+    )
+    text = render_report_terminal(report)
+    assert "| Price | ¥25.5 [1] |" in text  # the table keeps one line per row
+    assert "Cheapest [2?]." in text  # an unverified citation is marked, not dropped
+    assert "1. `c1` “¥25.5”: grounded" in text and "2. `c2` “¥9.9”: **unverified**" in text
