@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.results import summarize_ms, write_section
+from bench.results import create_figure, save_plot, summarize_ms, write_section
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.processes import ProcessRecord, start_process, stop_processes
@@ -41,6 +41,16 @@ from tasks.farm_tasks import (
     SyntheticResult,
 )
 from tests.conftest import free_port, wait_for_port
+
+__all__ = [
+    "bench_dispatch",
+    "bench_observe",
+    "bench_throughput",
+    "bench_workers",
+    "main",
+    "plot_throughput",
+    "write_observe_section",
+]
 
 MCDONALDS = "com.mcdonalds.gma.cn"
 
@@ -146,6 +156,32 @@ def bench_throughput(client: FarmClient, phones: int, per_phone: int, steps: int
     return total / (time.perf_counter() - started) * 60
 
 
+def plot_throughput(rates: dict[int, float]) -> str:
+    """Throughput and speed-up against the number of phones, each beside ideal linear scaling."""
+    counts = sorted(rates)
+    base_n, base = counts[0], rates[counts[0]]
+    measured = [rates[n] for n in counts]
+    figure = create_figure(8.0, 3.2)
+    left, right = figure.subplots(1, 2)
+    for axes, values, ideal, ylabel, title in (
+        (left, measured, [base * n / base_n for n in counts], "sub-tasks / min", "Throughput"),
+        (right, [r / base for r in measured], [n / base_n for n in counts],
+         f"speed-up over {base_n} phone{'s' if base_n > 1 else ''}", "Speed-up"),
+    ):
+        axes.plot(counts, ideal, color="gray", linestyle="--", label="ideal (linear)")
+        axes.plot(counts, values, color="tab:blue", marker="o", label="measured")
+        for n, value in zip(counts, values, strict=True):
+            axes.annotate(f"{value:.1f}", (n, value), textcoords="offset points", xytext=(0, 6),
+                          ha="center", fontsize=8)
+        axes.set_xticks(counts)
+        axes.set_xlabel("phones (one worker process each)")
+        axes.set_ylabel(ylabel)
+        axes.set_title(title, fontsize=10)
+        axes.legend(fontsize=8, loc="upper left")
+    return save_plot("farm", "throughput", figure,
+                     "Throughput (sub-tasks/min) and speed-up against phones, beside ideal linear scaling")
+
+
 def write_observe_section(observe_line: str, observe_median: float) -> Path:
     """The "farm-observe" block of docs/benchmarks.md."""
     body = f"""
@@ -213,6 +249,7 @@ def bench_workers(args: argparse.Namespace) -> None:
         f"This host did not saturate within {counts[-1]} phones; with more, its CPU",
     )
     at8 = f"{rates[8] / base:.1f}x" if 8 in rates else "not measured"
+    picture = plot_throughput(rates)
     body = f"""
 `observe()` is in its own block ("Device farm: observe()", `--only observe`).
 
@@ -226,6 +263,8 @@ def bench_workers(args: argparse.Namespace) -> None:
 | phones | sub-tasks / min | speed-up |
 |---|---|---|
 {rows}
+
+{picture}
 
 Speed-up at 8 phones: {at8} (goal: at least 6x). {saturation}
 ({os.cpu_count()} cores shared with other work) is the limit, not the phones' simulated

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.results import percentile, summarize_ms, write_section
+from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
 from device_farm.adb_client import list_adb_devices
 from device_farm.processes import ProcessRecord, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
@@ -31,7 +31,14 @@ from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
 from tests.conftest import free_port, free_port_block, wait_for_port
 
+__all__ = ["bench_big_mac", "bench_overhead", "main", "plot_big_mac"]
+
 BIG_MAC = "Is a Big Mac cheaper on McDonald's, Meituan or Ele.me?"
+# (label, key of a run's breakdown): the run's critical path, then the apps' time summed.
+_CRITICAL = (("decompose (rules)", "decompose"), ("slowest app's sub-task", "slowest_app"),
+             ("synthesis + report + artifacts", "synthesis"), ("orchestration (rest of wall)", "orchestration"))
+_SUMMED = (("device (observe + act)", "device"), ("perception", "perception"),
+           ("decisions (skills / memory)", "decisions"), ("capture + loop bookkeeping", "capture"))
 
 
 @contextmanager
@@ -166,7 +173,28 @@ def _breakdown(events: list[RunEvent]) -> dict[str, float]:
         "decompose": decompose, "apps": finished - first(RunEventKind.PLAN_READY),
         "slowest_app": max(spans), "navigate_sum": navigate_all, **step_sum,
         "capture": max(0.0, navigate_all - sum(step_sum.values())), "synthesis": synthesis,
+        "subtasks": float(len(spans)),
     }
+
+
+def plot_big_mac(run: dict[str, float], apps: int) -> str:
+    """Horizontal bars: the run's critical path (adds up to its wall time) and the apps' time
+    summed by component (the apps overlap in time, so these add up to more than the wall)."""
+    rows = [(label, run[key], "tab:blue") for label, key in _CRITICAL]
+    rows += [(label, run[key], "tab:orange") for label, key in _SUMMED]
+    figure = create_figure(7.0, 3.6)
+    axes = figure.subplots()
+    positions = list(range(len(rows)))[::-1]  # first row on top
+    bars = axes.barh(positions, [seconds for _, seconds, _ in rows], color=[c for _, _, c in rows])
+    axes.bar_label(bars, labels=[f"{seconds:.2f} s" for _, seconds, _ in rows], padding=3, fontsize=8)
+    axes.set_yticks(positions, labels=[label for label, _, _ in rows], fontsize=8)
+    axes.set_xlim(right=max(seconds for _, seconds, _ in rows) * 1.2)
+    axes.set_xlabel("seconds")
+    axes.set_title(f"Big Mac end to end: wall {run['wall']:.1f} s (median run)", fontsize=10)
+    figure.legend(handles=[bars[0], bars[len(_CRITICAL)]], fontsize=8, loc="outside lower center", ncols=2,
+                  labels=["critical path (adds up to the wall)", f"summed over {apps} apps (they overlap)"])
+    return save_plot("flows", "big-mac", figure,
+                     "Horizontal bars: Big Mac wall-time breakdown, critical path and per-app summed components")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -189,8 +217,10 @@ def main(argv: list[str] | None = None) -> None:
     walls = [r["wall"] for r in runs]
     mid = sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
     critical = mid["decompose"] + mid["slowest_app"] + mid["synthesis"]
+    apps = int(mid["subtasks"])
+    picture = plot_big_mac({**mid, "orchestration": mid["wall"] - critical}, apps=apps)
     rows = "\n".join(f"| {name} | {mid[key]:.2f} |" for name, key in (
-        ("decompose (rules)", "decompose"), ("apps phase (3 apps in parallel)", "apps"),
+        ("decompose (rules)", "decompose"), (f"apps phase ({apps} apps in parallel)", "apps"),
         ("slowest app's sub-task", "slowest_app"), ("synthesis + report + artifacts", "synthesis")))
     sums = "\n".join(f"| {name} | {mid[key]:.2f} |" for name, key in (
         ("device (observe + act, simulated latency)", "device"), ("perception", "perception"),
@@ -219,11 +249,13 @@ def main(argv: list[str] | None = None) -> None:
 {rows}
 | orchestration (wall minus the above critical path) | {mid['wall'] - critical:.2f} |
 
-   Where the apps' time went, summed over the 3 apps (they overlap in time):
+   Where the apps' time went, summed over the {apps} apps (they overlap in time):
 
 | component | s |
 |---|---|
 {sums}
+
+{picture}
 
 The Prefect server here is the test harness's temporary one (SQLite) on a shared 2-core host;
 its sub-flow start-up (~1-2 s per app sub-flow) is most of the orchestration share.

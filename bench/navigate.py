@@ -18,12 +18,13 @@ import time
 
 import cv2
 import numpy as np
+from matplotlib.ticker import ScalarFormatter
 
-from bench.results import percentile, write_section
+from bench.results import create_figure, percentile, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import PageMode, Point, SubTask, new_id
+from droidretriever.models import PageMode, Point, SubTask, SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
@@ -75,6 +76,33 @@ def _steps(server: SimServer, copilot: Copilot, runs: int) -> tuple[list[float],
                 observe.append(t.observe_ms)
                 act.append(t.act_ms)
     return host, observe, act
+
+
+def _plot_distributions(host_ms: list[float], tokens_per_call: list[int]) -> str:
+    """Histograms of per-step host overhead and navigator prompt tokens per call, goals marked."""
+    figure = create_figure(8.0, 3.2)
+    left, right = figure.subplots(1, 2)
+    for axes, values, goal, unit, title, log in (
+        (left, host_ms, 100.0, "ms (log scale)", f"Per-step host overhead (n={len(host_ms)})", True),
+        (right, [float(v) for v in tokens_per_call], 1500.0, "tokens (cl100k)",
+         f"Navigator prompt tokens per call (n={len(tokens_per_call)})", False),
+    ):
+        # Host overhead is a few ms with a long tail: log bins show both the bulk and the tail.
+        low = max(min(values), 0.1)
+        bins = np.geomspace(low, max(*values, goal), 25) if log else np.linspace(min(values), max(values), 21)
+        axes.hist(values, bins=bins, color="tab:blue", alpha=0.8)
+        if log:
+            axes.set_xscale("log")
+            axes.xaxis.set_major_formatter(ScalarFormatter())
+        median = statistics.median(values)
+        axes.axvline(median, color="black", linestyle="-", linewidth=1, label=f"median {median:.3g}")
+        axes.axvline(goal, color="tab:red", linestyle="--", linewidth=1, label=f"goal < {goal:.0f}")
+        axes.set_title(title, fontsize=10)
+        axes.set_xlabel(unit)
+        axes.set_ylabel("count")
+        axes.legend(fontsize=8)
+    return save_plot("navigate", "distributions", figure,
+                     "Histograms: per-step host overhead (ms) and navigator prompt tokens per call")
 
 
 def _frames(driver: AdbDriver) -> list[np.ndarray]:
@@ -168,13 +196,35 @@ def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver, cat
         stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings))
         copilot = Copilot(driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
                           memory=RouteMemory(ObjectStoreBlobs(FakeObjectStore())), skills=False,
-                          navigator=LLMClient(endpoint, role="navigator"))
+                          explore=False, navigator=LLMClient(endpoint, role="navigator"))
         server.control.reset("boot")
         navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask))
         first = len(stub.requests)
         server.control.reset("boot")
         navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask))
         return first, len(stub.requests) - first
+
+
+def _no_model_tasks(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog: Catalog) -> tuple[int, int]:
+    """Study 2 tasks answered with no model and no route memory (skills + explorer): reached, captured,
+    every scoring point in the captures. Returns (answered, tasks)."""
+    copilot = Copilot(driver=driver, perceiver=perceiver, store=FakeObjectStore(),
+                      budgets=BudgetSettings(swipes_per_capture=6))
+    tasks = [t for t in load_suite() if t.study is Study.STUDY2
+             and all(catalog.find_label(a) is not None for a in t.apps)]
+    answered = 0
+    for task in tasks:
+        texts: list[str] = []
+        completed = True
+        for app in task.apps:
+            server.control.reset("boot")
+            server.control.set_day(task.day)
+            request = NavigateRequest(run_id=new_id("run"), subtask=_app_subtask(catalog, task, app))
+            result = navigate_subtask(copilot, request)
+            completed = completed and result.status is SubTaskStatus.COMPLETED
+            texts += [e.label for c in result.captures for e in c.elements]
+        answered += completed and all(any(p in t for t in texts) for p in task.scoring_points)
+    return answered, len(tasks)
 
 
 def main() -> None:
@@ -206,8 +256,10 @@ def main() -> None:
             capture_device.append(result.timings.device_ms)
         ledger = _tokens(server, driver, perceiver, catalog)
         first_calls, second_calls = _route_calls(server, driver, perceiver, catalog)
+        answered, study2 = _no_model_tasks(server, driver, perceiver, catalog)
         driver.close()
     fewer = 100.0 * (first_calls - second_calls) / first_calls
+    picture = _plot_distributions(host, ledger.per_call)
     body = f"""
 | measure | result | goal |
 |---|---|---|
@@ -222,6 +274,9 @@ def main() -> None:
 | before (navigator/1 prompt, v1 description; recorded by this benchmark at commit 717cdcf) | per call median 729, p95 860; per task median 5153, p95 17011, max 20123 | |
 | where projected tokens go (share of all; median per call) | {_parts(ledger)} | |
 | model calls, Bilibili guidelines, LLM navigator only: first run / second run with route memory | {first_calls} / {second_calls} ({fewer:.0f}% fewer) | >= 90% fewer |
+| Study 2 tasks reached with no model and no memory (skills + explorer; captured, every scoring point) | {answered}/{study2} (before the explorer: 4/22) | {study2}/{study2} |
+
+{picture}
 
 Notes: host overhead excludes the phone (observe, act) and model time (no model in the
 step runs: skills and route memory). Projected tokens count prompt tokens only (system +

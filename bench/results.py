@@ -3,6 +3,8 @@
 Each area owns the text between ``<!-- bench:AREA -->`` and ``<!-- /bench:AREA -->``;
 a re-run replaces only that block. Numbers are medians (and p95 where stated)
 measured side by side in one run, because this machine is shared and noisy.
+Plots are drawn by each script from the numbers it just measured (``create_figure``,
+``save_plot``) into docs/images/bench-AREA-NAME.png and embedded in its block.
 """
 
 from __future__ import annotations
@@ -12,9 +14,25 @@ import statistics
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["BENCHMARKS_MD", "describe_host", "percentile", "summarize_ms", "write_section"]
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "BENCHMARKS_MD",
+    "IMAGES_DIR",
+    "create_figure",
+    "describe_host",
+    "percentile",
+    "save_plot",
+    "summarize_ms",
+    "write_section",
+]
 
 BENCHMARKS_MD = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+IMAGES_DIR = BENCHMARKS_MD.parent / "images"
+# 100 dpi and a few inches wide: readable in a rendered markdown page, and each PNG
+# stays well under 80 KB so re-runs do not bloat the repository.
+_DPI = 100
 _HEADER = (
     "# Benchmarks\n\n"
     "Each section is written by the script named in it; re-run that command to refresh it.\n"
@@ -48,6 +66,26 @@ def describe_host() -> str:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     )
+
+
+def create_figure(width_in: float = 7.0, height_in: float = 3.6) -> Figure:
+    """A figure drawn by the Agg canvas: no pyplot state, no display needed."""
+    figure = Figure(figsize=(width_in, height_in), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def save_plot(area: str, name: str, figure: Figure, alt: str) -> str:
+    """Write ``docs/images/bench-<area>-<name>.png``; returns the markdown line that embeds it.
+
+    The path in the returned line is relative to docs/benchmarks.md, so the picture shows
+    wherever the docs folder is rendered.
+    """
+    path = IMAGES_DIR / f"bench-{area}-{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # No "Software" stamp: a re-run with the same numbers gives the same bytes.
+    figure.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
+    return f"![{alt}]({path.relative_to(BENCHMARKS_MD.parent).as_posix()})"
 
 
 def write_section(area: str, title: str, command: str, body_markdown: str) -> Path:
