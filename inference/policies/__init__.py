@@ -46,6 +46,7 @@ from inference.policies.skills import (
     find_search_field,
     find_search_icon,
     is_forbidden,
+    is_forbidden_tap,
     rank_results,
 )
 
@@ -75,6 +76,7 @@ __all__ = [
     "goal_words",
     "is_dialog_open",
     "is_forbidden",
+    "is_forbidden_tap",
     "item_signature",
     "numbered_screen",
     "rank_entries",

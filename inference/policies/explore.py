@@ -8,11 +8,17 @@ multilingual concepts of :mod:`inference.rules.lexicon`:
 2. an item naming an entity the goal spells ("Red Velvet", "F1") or one of its concepts;
 3. a navigation hub that usually leads there ("我的" / "Me" for personal data,
    "Settings" for settings-like goals);
-4. for a goal about the latest or newest thing, the topmost item of the content.
+4. for a goal about the latest or newest thing, the newest item of the content:
+   the one whose time or date ("10:24", "昨天", "06-23") is the latest when the
+   items show one (mail, messages and feeds list newest first, chats last), else
+   the topmost. On a page about the goal (the inbox for "my latest email") this
+   outranks items that merely name a concept or entity.
 
 Entries already tried on the screen (by fingerprint, and by label within the try)
 are not tried again; when nothing is left, Back returns to the branch point.
-Nothing risky is ever tapped (the skills' forbidden words, ads). Every tap is an
+Nothing risky is ever tapped (the skills' forbidden words on buttons and entries,
+ads); a card of content is opened whatever its text says (a mail about a login
+is not a login button). Every tap is an
 edge of the exploration map (screen -> title -> entry -> next screen) that the
 loop publishes for the dashboard.
 """
@@ -21,15 +27,17 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Back, PageMode, Tap, UIElement
+from droidretriever.models import Back, PageMode, Screen, Tap, UIElement
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
-from inference.policies.skills import is_forbidden
+from inference.policies.skills import is_forbidden_tap
 from inference.rules import (
+    ItemTime,
     find_goal_concepts,
     heading_concepts,
     load_lexicon,
     match_concept,
     page_heading,
+    read_item_time,
 )
 from inference.rules.lexicon import GoalConcepts
 
@@ -125,7 +133,7 @@ def rank_entries(context: PolicyContext, goal: GoalConcepts) -> list[tuple[float
     scored: list[tuple[float, int, UIElement]] = []
     for order, element in enumerate(screen.elements):
         label = element.label.strip()
-        if not _tappable(element, label):
+        if not _tappable(element, label, screen):
             continue
         entry = len(label) <= _ENTRY_CHARS
         direct = max((match_concept(label, c) for c in targets), default=0.0)
@@ -143,21 +151,44 @@ def rank_entries(context: PolicyContext, goal: GoalConcepts) -> list[tuple[float
                 score = _HUB_SCORE + hub * 0.5
         if score:
             scored.append((score, order, element))
-    if not scored and context.subtask.page_mode is not PageMode.LIST_VIEW and "latest" in goal.named:
-        content = sorted((e for e in screen.elements if _tappable(e, e.label.strip()) and _is_content(e)),
-                         key=lambda e: e.bounds.top)
-        scored = [(_LATEST_SCORE, 0, content[0])] if content else []
+    if context.subtask.page_mode is not PageMode.LIST_VIEW and "latest" in goal.named:
+        # "The latest added monitor in my cart": the newest of the items naming what the
+        # goal asks for, else the newest item of all.
+        naming = [e for value, _, e in scored if _ITEM_SCORE <= value < _DIRECT_SCORE and _is_content(e)]
+        newest = _newest_item(screen, naming)
+        if newest is not None and (arrived or not scored):
+            # On the page the goal is about, "the latest" outranks the other items; elsewhere
+            # it is the last resort.
+            latest = _ITEM_SCORE + 0.5 if arrived else _LATEST_SCORE
+            scored = [t for t in scored if t[2] is not newest] + [(latest, -1, newest)]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(score, element) for score, _, element in scored]
 
 
-def _tappable(element: UIElement, label: str) -> bool:
+def _newest_item(screen: Screen, among: list[UIElement]) -> UIElement | None:
+    """The newest item of content (of ``among`` when given): the latest time or date shown, else the topmost."""
+    pool = among or [e for e in screen.elements if _tappable(e, e.label.strip(), screen) and _is_content(e)]
+    content = sorted(pool, key=lambda e: e.bounds.top)
+    stamps = [(stamp, e) for e in content if (stamp := _item_time(e, screen)) is not None]
+    if len(stamps) >= 2:
+        # Ties keep the topmost: lists put the newest first when times are equal.
+        return max(stamps, key=lambda pair: pair[0].key)[1]
+    return content[0] if content else None
+
+
+def _item_time(item: UIElement, screen: Screen) -> ItemTime | None:
+    inner = [e.label for e in screen.elements
+             if e is not item and e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0]
+    return read_item_time([*item.label.split(" | "), *inner])
+
+
+def _tappable(element: UIElement, label: str, screen: Screen) -> bool:
     if not element.clickable or element.editable or element.selected or not label:
         return False
     folded = label.casefold()
     if folded in _BACK_LABELS or any(a in folded for a in _AD):
         return False
-    return not is_forbidden(label[:40])
+    return not is_forbidden_tap(element, screen)
 
 
 def _is_content(element: UIElement) -> bool:

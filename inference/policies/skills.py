@@ -38,6 +38,7 @@ from droidretriever.models import (
     OpenApp,
     PageMode,
     PageType,
+    Screen,
     Scroll,
     ScrollDirection,
     Tap,
@@ -45,6 +46,7 @@ from droidretriever.models import (
 )
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
 from inference.rules import (
+    count_text_lines,
     find_goal_concepts,
     find_list_items,
     heading_concepts,
@@ -56,7 +58,7 @@ from inference.rules import (
 
 __all__ = [
     "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
-    "rank_results",
+    "is_forbidden_tap", "rank_results",
 ]
 
 SKILLS = "skills"
@@ -84,6 +86,7 @@ _GOAL_STOP = frozenset({
     "from", "that", "this", "have", "been", "does", "into", "page", "details", "information",
 })
 _TERM_MATCH = 85
+_CONTENT_LINES = 3  # buttons carry a label and perhaps an amount; content cards more lines
 _TERM_CUTOFF = 80  # rapidfuzz partial_ratio for a result to count as naming the search term
 _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 
@@ -91,6 +94,20 @@ _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 def is_forbidden(label: str) -> bool:
     """Whether a skill must never tap ``label``: it pays, logs in, deletes or agrees."""
     return bool(_FORBIDDEN.search(label))
+
+
+def is_forbidden_tap(element: UIElement, screen: Screen) -> bool:
+    """Whether tapping ``element`` may pay, log in, delete or agree.
+
+    A button's label is its action. A card of content (three or more lines:
+    a mail's sender, subject, summary and time) opens what it shows, whatever
+    its words say ("网易帐号登录确认" is a mail about a login, not a login
+    button): an action inside a card is a clickable element of its own, which
+    perception never merges into the card's text, and is checked by itself.
+    """
+    if count_text_lines(element, screen) >= _CONTENT_LINES:
+        return False
+    return is_forbidden(element.label[:40])
 
 
 def rank_results(context: PolicyContext, items: tuple[UIElement, ...]) -> list[UIElement]:
@@ -222,7 +239,7 @@ class SkillsPolicy:
         if not items:
             return None
         for item in rank_results(context, items):
-            if is_forbidden(item.label[:40]):
+            if is_forbidden_tap(item, screen):
                 continue
             signature = item_signature(item, screen)
             if signature in context.visited:

@@ -5,6 +5,7 @@
     find_risk            the seven risk criteria on a Screen
     detect_page_type     results list / details / search input / ... from structure
     find_goal_concepts   goal -> UI concepts it names (multilingual lexicon.yaml), hubs, entities
+    read_item_time       an item's lines -> when it arrived ("10:24", "昨天", "06-23"), to find the latest
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from inference.rules.evaluator import (
     page_heading,
 )
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
-from inference.rules.page_type import detect_page_type, find_list_items
+from inference.rules.page_type import count_text_lines, detect_page_type, find_list_items, is_card
+from inference.rules.recency import ItemTime, read_item_time, read_time
 from inference.rules.risk import RiskFinding, find_injection, find_risk
 
 __all__ = [
     "GoalConcepts",
     "InstalledApp",
+    "ItemTime",
     "RiskFinding",
+    "count_text_lines",
     "decompose_by_rules",
     "detect_page_type",
     "evaluate_by_rules",
@@ -34,9 +38,12 @@ __all__ = [
     "find_mentioned_apps",
     "find_risk",
     "heading_concepts",
+    "is_card",
     "leading_entry",
     "load_lexicon",
     "match_concept",
     "page_heading",
+    "read_item_time",
+    "read_time",
     "resolve_app",
 ]

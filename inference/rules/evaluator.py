@@ -12,7 +12,11 @@ A heading that names the goal is the target whatever the page's structure
 a tappable entry on it names another concept of the goal (the place's "路线"
 for "driving time"; a "后天" tab for "the day after tomorrow"), or, for
 ``focused`` / ``multi_page``, its list items name something else the goal
-asks for (the monitor in the cart). The app's words (its name) never count:
+asks for (the monitor in the cart; in ``list_view`` without a search term, when
+the goal asks for more than the heading names, an item naming the goal's
+entity: "F1" in a list of films for F1's showtimes), or, for ``focused`` /
+``multi_page``, the goal asks for the latest item of the list it heads ("my
+latest email" on the inbox: the newest mail is opened). The app's words (its name) never count:
 they are on every page of it. A risky screen is never complete: it pauses first.
 """
 
@@ -38,6 +42,7 @@ _TARGET_PAGE: dict[PageMode, tuple[PageType, ...]] = {
 _BACK_LABELS = frozenset({"navigate up", "back", "返回", "뒤로", "戻る"})
 _NOT_A_PAGE = (PageType.DIALOG, PageType.LOGIN, PageType.SEARCH_INPUT)
 _ENTRY_CHARS = 24  # a navigation entry's label is short; longer ones are content
+_LATEST = "latest"  # the lexicon's concept for "latest / newest / 最新"
 _ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("加入购物车" is an action)
 
 
@@ -61,12 +66,24 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
     heading = heading_concepts(screen, goal)
     step = leading_entry(screen, goal, heading)
     if heading and page not in _NOT_A_PAGE:
-        others = None if subtask.page_mode is PageMode.LIST_VIEW else _item_naming_more(screen, goal, heading)
-        complete = step is None and others is None
+        others = None
+        if subtask.page_mode is not PageMode.LIST_VIEW:
+            others = _item_naming_more(screen, goal, heading)
+        elif not subtask.search_term and any(c not in heading for c in goal.targets):
+            # A list the goal wants more of (showtimes, not just films) with an item naming
+            # what it is about ("F1") leads on to that item; a list whose heading names all
+            # the goal asks for (meetings by Irene) is the answer, Irene in its items.
+            others = _item_naming_more(screen, goal, heading, entities_only=True)
+        # "My latest email" in focused mode wants one item of the inbox, not the inbox.
+        one_item = (page is PageType.RESULTS_LIST and subtask.page_mode is not PageMode.LIST_VIEW
+                    and _LATEST in goal.named)
+        complete = step is None and others is None and not one_item
         reason = (
             f"the page's heading names the goal ({', '.join(heading)})" if complete
             else f"the heading names {', '.join(heading)}, but "
-            + (f"{step.label!r} leads on" if step is not None else f"an item names more: {others!r}")
+            + (f"{step.label!r} leads on" if step is not None
+               else f"an item names more: {others!r}" if others is not None
+               else "the goal asks for the latest item of this list")
         )
     else:
         about = (
@@ -131,10 +148,16 @@ def leading_entry(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...]) 
     return None
 
 
-def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...]) -> str | None:
-    """The label of a list item naming an entity or a concept of the goal the heading does not."""
+def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...], *,
+                      entities_only: bool = False) -> str | None:
+    """The label of a list item naming an entity or a concept of the goal the heading does not.
+
+    ``entities_only`` (list_view): the list the goal wants may name its concepts in
+    every item (playlists), but an item naming what the goal is about ("F1" in a
+    list of films) means the goal's list is that item's.
+    """
     concepts = load_lexicon().concepts
-    wanted = [concepts[c] for c in goal.targets if c not in heading]
+    wanted = [] if entities_only else [concepts[c] for c in goal.targets if c not in heading]
     entities = [e.casefold() for e in goal.entities]
     for item in find_list_items(screen):
         label = item.label or " ".join(

@@ -1,8 +1,15 @@
 """What kind of page a screen is, from its elements alone (no model).
 
-A results list is a repeated item structure: at least three elements with the
-same class, resource id, left edge and width, similar heights, stacked at
-different heights (a bottom navigation bar repeats too, but along one row). A
+A results list is a repeated item structure: sibling items with the same class,
+resource id, left edge and width, stacked at different heights (a bottom
+navigation bar repeats too, but along one row). Either at least three of
+similar heights (rows of a plain list: suggestions, settings entries), or cards
+whose heights may differ (notes with images, ads, promoted items, answers of
+different lengths) but whose structure repeats: each shows a title and at least
+one more line (an excerpt, a price, a meta line of author and date), under the
+same parent. Two such cards of the same shape are enough (a search that found
+two notes); a minority of odd items among them (a banner, an ad without a meta
+line) does not break the list. Heights alone never decide it. A
 details page is what is left when it is rich in text or carries details cues
 (add to cart, reviews, menu). Order of the checks: login and dialogs first
 (they sit on top of anything), then search input, list, settings, details.
@@ -21,9 +28,10 @@ from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
 
-__all__ = ["detect_page_type", "find_list_items"]
+__all__ = ["count_text_lines", "detect_page_type", "find_list_items", "is_card"]
 
 _MIN_ITEMS = 3
+_CARD_LINES = 2  # a card shows a title and at least one more line (excerpt, price, meta)
 _DETAILS_CUES = re.compile(
     r"add to (?:cart|bag|basket)|buy now|reviews?\b|ratings?\b|description|specifications?|"
     r"customer service|favou?rites?|shopping cart|\bmenu\b|opening hours|"
@@ -47,7 +55,11 @@ _PERMISSION_IDS = frozenset({
 
 
 def find_list_items(screen: Screen) -> tuple[UIElement, ...]:
-    """The largest group of repeated, vertically stacked items (empty when there is none)."""
+    """The largest group of repeated, vertically stacked items (empty when there is none).
+
+    Uniform rows, else repeated cards; a settings page's entries ("Font size | Normal")
+    are entries, not cards.
+    """
     groups: dict[tuple[str, str, int, int], list[UIElement]] = defaultdict(list)
     for element in screen.elements:
         height = element.bounds.height
@@ -62,18 +74,75 @@ def find_list_items(screen: Screen) -> tuple[UIElement, ...]:
             round(element.bounds.width / 8),
         )
         groups[key].append(element)
-    best: tuple[UIElement, ...] = ()
+    best: list[UIElement] = []
+    by_cards = False
     for members in groups.values():
         # Result items are tappable or hold other labels; equal-height paragraphs of
         # a details page are neither.
         items = [m for m in members if m.clickable or _holds_labels(m, screen)]
-        tops = {m.bounds.top for m in items}
-        heights = [m.bounds.height for m in items]
-        if len(tops) < _MIN_ITEMS or max(heights) > 1.8 * min(heights):
-            continue
-        if len(items) > len(best):
-            best = tuple(sorted(items, key=lambda m: m.bounds.top))
+        rows = _uniform_rows(items)
+        found = rows or _repeated_cards(items, screen)
+        if len(found) > len(best):
+            best, by_cards = found, not rows
+    if by_cards and _is_settings(screen):
+        return ()
+    return tuple(sorted(best, key=lambda m: m.bounds.top))
+
+
+def _is_settings(screen: Screen) -> bool:
+    elements = screen.elements
+    return any(_SETTINGS_TITLE.match(e.text.strip()) for e in elements) or sum(e.checkable for e in elements) >= 3
+
+
+def _uniform_rows(items: list[UIElement]) -> list[UIElement]:
+    """Rows of a plain list: at least three, stacked, of similar heights."""
+    tops = {m.bounds.top for m in items}
+    heights = [m.bounds.height for m in items]
+    if len(tops) < _MIN_ITEMS or max(heights) > 1.8 * min(heights):
+        return []
+    return items
+
+
+def _repeated_cards(items: list[UIElement], screen: Screen) -> list[UIElement]:
+    """Cards of one parent whose shape repeats (a title and more lines), whatever their heights.
+
+    Returns the parent's items, odd ones included (an ad or banner among the
+    cards is still part of the list; the skills rank ads last), or nothing.
+    """
+    by_parent: dict[str | None, list[UIElement]] = defaultdict(list)
+    for item in items:
+        by_parent[item.parent_id].append(item)
+    best: list[UIElement] = []
+    for siblings in by_parent.values():
+        lines = {m.id: count_text_lines(m, screen) for m in siblings}
+        # A card opens what it shows: it is tappable (a profile's sections are not).
+        cards = [m for m in siblings if m.clickable and lines[m.id] >= _CARD_LINES]
+        if len({m.bounds.top for m in cards}) < 2 or len(cards) * 3 < len(siblings) * 2:
+            continue  # not stacked, or most items are not cards (a minority of odd ones is fine)
+        if len(cards) == 2 and abs(lines[cards[0].id] - lines[cards[1].id]) > 1:
+            continue  # two are a list only when they have the same shape (give or take a badge line)
+        if len(siblings) > len(best):
+            best = siblings
     return best
+
+
+def is_card(element: UIElement, screen: Screen) -> bool:
+    """Whether ``element`` is a card of content: tappable, showing a title and at least one more line."""
+    return element.clickable and count_text_lines(element, screen) >= _CARD_LINES
+
+
+def count_text_lines(member: UIElement, screen: Screen) -> int:
+    """How many lines of text ``member`` shows: its own (merged) texts and the texts inside it.
+
+    Buttons inside it (a history entry's "Remove") are actions, not lines.
+    """
+    own = sum(1 for part in member.label.split(" | ") if part.strip())
+    inner = sum(
+        1 for e in screen.elements
+        if e is not member and e.label and not e.clickable
+        and member.bounds.intersection(e.bounds) == e.bounds.area > 0
+    )
+    return own + inner
 
 
 def detect_page_type(screen: Screen) -> PageType:
@@ -92,9 +161,7 @@ def detect_page_type(screen: Screen) -> PageType:
         return PageType.SEARCH_INPUT
     if items:
         return PageType.RESULTS_LIST
-    if any(_SETTINGS_TITLE.match(e.text.strip()) for e in elements) or (
-        sum(e.checkable for e in elements) >= 3
-    ):
+    if _is_settings(screen):
         return PageType.SETTINGS
     texts = [e.label for e in elements if e.label.strip()]
     if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= 200:

@@ -34,18 +34,13 @@ TASKS = [t for t in load_suite() if t.study is Study.STUDY2
          and all(CATALOG.find_label(a) is not None for a in t.apps)]
 
 # Why skills and the explorer alone (no model, no route) do not reach these yet, one line each.
-# The results page of some apps mixes card heights, so page-type rules do not see a list and
-# take the page (it names the term) for the target: a model's evaluator or a route tells them apart.
-_MIXED_RESULTS = "results page not recognised as a list (mixed card heights): captured instead of a result"
 NEEDS_MODEL_OR_ROUTE: dict[str, str] = {
-    "s2_multi_02_orlando_disney": _MIXED_RESULTS + " (Ctrip, Rednote); Zhihu: the answer inside the question",
-    "s2_multi_03_mission_impossible": _MIXED_RESULTS + " (Weibo: the 电影情报局 post)",
-    "s2_multi_04_latest_email": "NetEase Mail: the newest mail is not told from the others without dates read",
+    "s2_multi_02_orlando_disney": "Zhihu: the advice is in the answer's sections, shown only on the answer page; "
+                                  "the question page opened from the results is taken as the target",
     "s2_multi_05_big_mac": "Ele.me: the store the goal names is spelt 麦当劳 and no card shows the term 巨无霸: "
                            "choosing it needs translation (a model)",
-    "s2_multi_06_vivo_x100_ultra": _MIXED_RESULTS + " (Taobao)",
-    "s2_multi_08_liked_playlists": "Spotify: the playlists sit under a library hub whose filter chip does not "
-                                   "become selected, so no heading names them",
+    "s2_multi_08_liked_playlists": "Spotify: the Playlists filter chip never shows as selected, so no heading "
+                                   "names the playlists; QQ Music: 我喜欢 (liked songs) is taken, the playlists are on 我的",
 }
 
 
