@@ -84,12 +84,7 @@ class Gestures:
         self.phone.touch()
 
     def force_stop(self, package: str) -> None:
-        state = self.state
-        state.stacks.pop(package, None)
-        if state.foreground == package:
-            state.foreground, state.focused = None, None
-        if state.dialog is not None and state.dialog.package == package:
-            state.dialog = None
+        self.phone.close_app(package)
         self.phone.touch()
 
     def go_home(self) -> None:

@@ -105,17 +105,22 @@ class Phone:
             self.touch()
         return True
 
-    def uninstall(self, package: str) -> bool:
-        """Remove ``package`` and everything it had open; False when it is not installed."""
-        if package not in self.catalog.apps:
-            return False
-        self.catalog = Catalog(apps={p: a for p, a in self.catalog.apps.items() if p != package})
+    def close_app(self, package: str) -> None:
+        """Forget everything ``package`` had open: its back stack, focus and dialog."""
         state = self.state
         state.stacks.pop(package, None)
         if state.foreground == package:
             state.foreground, state.focused = None, None
         if state.dialog is not None and state.dialog.package == package:
             state.dialog = None
+
+    def uninstall(self, package: str) -> bool:
+        """Remove ``package`` and everything it had open; False when it is not installed."""
+        if package not in self.catalog.apps:
+            return False
+        self.catalog = Catalog(apps={p: a for p, a in self.catalog.apps.items() if p != package})
+        self.close_app(package)
+        state = self.state
         state.network_error.discard(package)
         for per_app in (state.logged_in, state.permissions):
             per_app.pop(package, None)
