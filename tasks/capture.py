@@ -33,7 +33,7 @@ from inference.perception import (
     read_regions,
 )
 from storage import ObjectStore, RunKeys, StorageError
-from tasks.copilot_errors import CaptureError
+from tasks.errors import CaptureError
 from tasks.stitch import Image, StitchLayout, content_moved, map_bounds, map_elements, stitch_frames
 
 __all__ = ["CaptureRequest", "CaptureResult", "CaptureTimings", "capture_id_for", "capture_scrolling"]

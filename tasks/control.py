@@ -16,7 +16,7 @@ import redis
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import utcnow
-from tasks.copilot_errors import ControlChannelError
+from tasks.errors import ControlChannelError
 
 __all__ = [
     "ControlChannel",

@@ -32,7 +32,7 @@ from inference.policies import (
     is_dialog_open,
     screen_anchors,
 )
-from tasks.copilot_errors import CopilotError
+from tasks.errors import CopilotError
 from tasks.navigate_act import execute_action
 from tasks.navigate_run import to_observation
 

@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import Bounds, UIElement
+from tasks.errors import StitchError
 
 __all__ = [
     "StitchError",
@@ -46,9 +46,6 @@ _ROW_TOLERANCE = 2.0  # mean absolute grey difference under which two rows are "
 _MAX_MATCH_ERROR = 6.0  # mean absolute difference over the overlap for an accepted shift
 _DEDUPE_IOU = 0.7
 
-
-class StitchError(DroidRetrieverError):
-    """The frames cannot be stitched (none, or of different sizes)."""
 
 
 class StitchLayout(BaseModel):

@@ -1,9 +1,11 @@
-"""Errors of the UI copilot (navigation loop, scrolling capture, control channel).
+"""Errors of the task layer (navigation loop, scrolling capture, stitching, control channel).
 
     DroidRetrieverError                    droidretriever.errors
      +-- CopilotError                      the copilot could not do its job
-          +-- CaptureError                 a scrolling capture failed (frames unreadable, store down)
-          +-- ControlChannelError          the control channel (Redis) cannot be read or written
+     |    +-- CaptureError                 a scrolling capture failed (frames unreadable, store down)
+     |    +-- ControlChannelError          the control channel (Redis) cannot be read or written
+     +-- StitchError                       frames cannot be stitched (none, or sizes differ)
+     +-- tasks.synthesis.errors.SynthesisError ...  report synthesis (its own subtree)
 
 Device faults stay ``device_farm.errors.DeviceError`` (the device task
 quarantines the phone and hands the sub-task to another); storage faults are
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from droidretriever.errors import DroidRetrieverError
 
-__all__ = ["CaptureError", "ControlChannelError", "CopilotError"]
+__all__ = ["CaptureError", "ControlChannelError", "CopilotError", "StitchError"]
 
 
 class CopilotError(DroidRetrieverError):
@@ -31,3 +33,7 @@ class ControlChannelError(CopilotError):
     """Pause / take over / resume / save / stop commands cannot be read or sent."""
 
     hint = "is Redis up? `droidretriever status` shows it; the run continues without commands"
+
+
+class StitchError(DroidRetrieverError):
+    """The frames cannot be stitched (none, or of different sizes)."""
