@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.config import LLMEndpoint, Settings
-from inference.errors import InferenceError
+from inference.errors import TranscriberUnavailableError, TranscriptionError
 
 __all__ = [
     "HttpTranscriber",
@@ -41,14 +41,6 @@ __all__ = [
 ]
 
 _SPHINX_RATE = 16_000
-
-
-class TranscriptionError(InferenceError):
-    """The audio could not be turned into text."""
-
-
-class TranscriberUnavailableError(TranscriptionError):
-    """The transcription endpoint refused, dropped, timed out or failed (5xx / 429)."""
 
 
 class Transcript(BaseModel):

@@ -15,6 +15,8 @@
           |    +-- LLMRequestError         the endpoint answered 4xx: wrong model name, key, request
           |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round
           +-- RouteMemoryError             stored routes are unreadable (corrupt JSON, wrong shape)
+          +-- TranscriptionError           audio could not be turned into text (inference.asr)
+               +-- TranscriberUnavailableError  the endpoint refused, dropped, timed out or failed
 
 Adapters translate foreign exceptions (lxml, onnxruntime, rapidocr, PIL) once,
 at the boundary, and re-raise ``from exc``. Every message names the device and
@@ -40,6 +42,8 @@ __all__ = [
     "PerceptionError",
     "RouteMemoryError",
     "ScreenshotError",
+    "TranscriberUnavailableError",
+    "TranscriptionError",
 ]
 
 
@@ -97,3 +101,11 @@ class LLMOutputError(LLMError):
 
 class RouteMemoryError(InferenceError):
     """Stored routes could not be read back (corrupt or foreign JSON)."""
+
+
+class TranscriptionError(InferenceError):
+    """The audio could not be turned into text."""
+
+
+class TranscriberUnavailableError(TranscriptionError):
+    """The transcription endpoint refused, dropped, timed out or failed (5xx / 429)."""
