@@ -285,7 +285,8 @@ page; answers add ~50 tokens per call. The navigator is shown what the LLM navig
 policy sends (`describe_for_navigator`: the whole description, or the task's layout blocks
 when it exceeds 600 tokens; past actions as clipped preview lines); the evaluator the whole
 description. The evaluator's static prompt (inference/prompts/evaluator.j2, the paper's 7
-risk criteria) is now the largest part. The route-memory row uses the scripted OpenAI stub,
+risk criteria) and the navigator's are now about even; the next lever is showing the evaluator
+the navigator's shorter cut of large screens. The route-memory row uses the scripted OpenAI stub,
 a test double (tests/support/openai_stub.py), answering what a navigator would answer on
 each screen (`tasks.navigate_paths.navigator_answers`).
 """

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from droidretriever.config import LLMEndpoint
-from droidretriever.models import PageMode, PageType, RiskCategory, Screen, SubTask
+from droidretriever.models import PageMode, PageType, RiskCategory, Screen, SubTask, UIElement
 from inference.llm import LLMClient
 from inference.roles.evaluator import evaluate
 from inference.rules import detect_page_type, evaluate_by_rules, find_risk
@@ -21,7 +21,7 @@ def subtask(mode: PageMode = PageMode.FOCUSED, term: str | None = "Big Mac", goa
     return SubTask(id="t-1", app_label="美团", package="com.sankuai.meituan", goal=goal, search_term=term, page_mode=mode)
 
 
-def button(text: str, top: int = 1800) -> object:
+def button(text: str, top: int = 1800) -> UIElement:
     return element("b", text, top=top, clickable=True, class_name="android.widget.Button")
 
 
@@ -102,7 +102,7 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
         outcome = evaluate(subtask(), results_screen(), description="e1 Big Mac ¥24.5", client=client,
                            previous_actions=["Tap [Big Mac meal 0]"])
-    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/1"
+    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/2"
     assert outcome.value.complete and outcome.value.evaluator == "llm:eval"
     assert outcome.usage.calls == 2  # the risk-without-category answer was repaired
     assert "risk_category must name" in stub.requests[1]["messages"][-1]["content"]
