@@ -9,6 +9,7 @@ moves each), how to start it and how to tell it is healthy.
 from __future__ import annotations
 
 import os
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -38,6 +39,13 @@ __all__ = [
 ]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+# Lines that say why a server died: glog's fatal prefix (weed), Go panics, Python's
+# final exception line, and the bind failure every server reports.
+_FATAL_LINE = re.compile(
+    r"^F\d{4} |^panic: |FATAL|[A-Za-z]+Error: |(?i:address already in use)"
+)
 
 
 class _Frozen(BaseModel):
@@ -191,7 +199,7 @@ class ProcessService(ABC):
         while time.monotonic() < deadline:
             if self.managed and not self.is_ours_running():
                 raise ServiceStartError(
-                    f"{self.name} exited while starting: {self._last_log_line()}",
+                    f"{self.name} exited while starting: {self._exit_reason()}",
                     hint=f"see its log: {self.log_path}",
                 )
             health = self.check_health()
@@ -235,9 +243,13 @@ class ProcessService(ABC):
             log_path=self.log_path if self.managed else None,
         )
 
-    def _last_log_line(self) -> str:
+    def _exit_reason(self) -> str:
+        """The log line that says why the process died: its last fatal line, else its last line."""
         try:
             lines = [ln for ln in self.log_path.read_text(errors="replace").splitlines() if ln]
         except OSError:
             return "no log written"
-        return lines[-1][:200] if lines else "no output"
+        if not lines:
+            return "no output"
+        fatal = [ln for ln in lines if _FATAL_LINE.search(ln)]
+        return (fatal or lines)[-1][:300]

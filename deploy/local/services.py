@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -125,6 +126,7 @@ class SeaweedService(ProcessService):
         """Write the S3 identity file (our access and secret key) readable only by us."""
         super().prepare()
         (self.data_dir / "data").mkdir(exist_ok=True)
+        self.log_dir.mkdir(exist_ok=True)
         s3 = self.settings.s3
         identities = {
             "identities": [
@@ -148,7 +150,8 @@ class SeaweedService(ProcessService):
         p = self.internal_ports()
         return ProcessCommand(
             argv=(
-                binary, "server",
+                # glog files go beside our log, not into /tmp (one set per start otherwise).
+                binary, f"-logdir={self.log_dir}", "server",
                 f"-ip={self.host}", f"-ip.bind={self.host}",
                 f"-dir={self.data_dir / 'data'}",
                 f"-master.port={p['master']}", f"-master.port.grpc={p['master.grpc']}",
@@ -164,6 +167,11 @@ class SeaweedService(ProcessService):
                 *self._socket_flag(),
             )
         )
+
+    @property
+    def log_dir(self) -> Path:
+        """Where weed's own glog files go (it writes them to /tmp otherwise)."""
+        return self.data_dir / "glog"
 
     def _socket_flag(self) -> tuple[str, ...]:
         # weed otherwise leaves /tmp/seaweedfs-s3-<port>.sock behind on every run; keep it
@@ -183,6 +191,15 @@ class SeaweedService(ProcessService):
     def after_healthy(self) -> None:
         """Create the bucket now, so the first write of a run does not pay for it."""
         S3ObjectStore(self.settings.s3).ensure_bucket()
+
+    def stop(self) -> bool:
+        """Stop weed, then remove the gRPC socket it leaves in /tmp (no flag moves that one)."""
+        stopped = super().stop()
+        grpc_port = self.internal_ports()["s3.grpc"]
+        grpc_socket = Path(tempfile.gettempdir()) / f"seaweedfs-s3-grpc-{grpc_port}.sock"
+        if stopped and grpc_socket.is_socket():
+            grpc_socket.unlink(missing_ok=True)
+        return stopped
 
 
 class PrefectService(ProcessService):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy.errors import ServiceStartError
 from deploy.local import PidFile, ProcessRecord, RedisService
 from deploy.local.processes import is_running, read_start_ticks
 from droidretriever.config import RedisSettings, load_settings
@@ -132,3 +133,25 @@ def test_down_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_a_server_that_dies_on_start_is_reported_with_the_line_that_says_why(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    settings = load_settings(state_dir=tmp_path, redis=RedisSettings(url=f"redis://127.0.0.1:{port}/0"))
+    service = RedisService(settings)
+    with socket.socket() as squatter:
+        # Taken after any port check and before the server binds: the race `up` cannot rule out.
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        service.start()
+        try:
+            with pytest.raises(ServiceStartError) as caught:
+                service.wait_healthy(30)
+        finally:
+            service.stop()
+    message = str(caught.value)
+    assert "redis exited while starting" in message
+    assert f"{port}" in message and "address already in use" in message.lower()
+    assert str(service.log_path) in (caught.value.hint or "")
