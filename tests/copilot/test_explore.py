@@ -28,8 +28,11 @@ def context(screen: Screen, subtask: SubTask, *, history: tuple[TakenAction, ...
                          step=len(history), history=history)
 
 
-def entry(eid: str, label: str, top: int, **fields: object) -> UIElement:
-    return element(eid, label, top=top, height=120, clickable=True, class_name="android.widget.Button", **fields)
+def entry(
+    eid: str, label: str, top: int, *, left: int = 0, width: int = 1080, selected: bool = False
+) -> UIElement:
+    return element(eid, label, top=top, height=120, left=left, width=width, clickable=True,
+                   class_name="android.widget.Button", selected=selected)
 
 
 def title(text: str) -> UIElement:

@@ -8,6 +8,7 @@ import pytest
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import (
+    Action,
     Back,
     Finish,
     Input,
@@ -19,7 +20,7 @@ from droidretriever.models import (
     Tap,
 )
 from inference.errors import LLMOutputError
-from inference.llm import LLMClient
+from inference.llm import LLMClient, LLMReply
 from inference.roles.navigator import choose_action, describe_action
 from tests.copilot.screens import element, screen_of
 from tests.support.openai_stub import OpenAIStub
@@ -31,7 +32,9 @@ SCREEN = screen_of(
 )
 
 
-def run(*answers: dict[str, object], help_document: str | None = None) -> tuple[object, OpenAIStub]:
+def run(
+    *answers: dict[str, object], help_document: str | None = None
+) -> tuple[LLMReply[Action], OpenAIStub]:
     with OpenAIStub() as stub:
         stub.enqueue(*(json.dumps(a) for a in answers))
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="nav"), role="navigator")
