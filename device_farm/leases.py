@@ -84,7 +84,13 @@ class LeaseManager:
 
     def holder(self, serial: str) -> str | None:
         """The run holding the phone, or None."""
-        value = self._redis.get(self.key(serial))
+        try:
+            value = self._redis.get(self.key(serial))
+        except redis.RedisError as exc:
+            raise DeviceLost(
+                f"cannot reach the farm registry to read {serial}'s lease: {exc}", serial=serial,
+                hint="is Redis up? `droidretriever status`",
+            ) from exc
         return _text(value)
 
     def remaining_s(self, serial: str) -> float | None:

@@ -39,6 +39,7 @@ from droidretriever.models import (
 from flows.dispatch import LeaseKeeper, navigate_subtask
 from flows.errors import AttemptFailedError
 from flows.models import AppOutcome, PersonInput
+from flows.pauses import WaitingBeacon
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
@@ -144,18 +145,23 @@ def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtas
         app=app_label, reason=why, category=result.risk_category,
     )
     serial = result.device or ""
-    with LeaseKeeper(services.registry.leases, serial, run_id,
-                     services.settings.farm.lease_ttl_s):
+    flow_run_id = current_flow_run_id()
+    add_flow_run_tags(flow_run_id, [f"device:{serial}"])  # the phone a person should pick up
+    ttl_s = services.settings.farm.lease_ttl_s
+    # The beacon tells `resume` that this process still waits here (flows/pauses.py).
+    with LeaseKeeper(services.registry.leases, serial, run_id, ttl_s), \
+            WaitingBeacon(services.redis, flow_run_id, run_id, ttl_s):
         try:
             return pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
                                   poll_interval=_PAUSE_POLL_S,
                                   key=artifact_key(subtask.id, f"pause{pauses}"))
         except (FlowPauseTimeout, RuntimeError) as exc:  # timed out, or Prefect refused
             log.warning("pause of %s ended without a person: %s", subtask.id, exc)
-            _reclaim_running_state()
-            services.registry.leases.release(serial, run_id)
-            _set_run_status(services, run_id, RunStatus.RUNNING)
-            return None
+    # Released only once the keeper has stopped renewing it.
+    _reclaim_running_state()
+    services.registry.leases.release(serial, run_id)
+    _set_run_status(services, run_id, RunStatus.RUNNING)
+    return None
 
 
 def _reclaim_running_state() -> None:

@@ -145,9 +145,13 @@ class LeaseKeeper:
         return self
 
     def _renew(self) -> None:
+        # A lease lost with a restarted Redis is taken back; one another run took is let go.
         while not self._stop.wait(self._interval):
             try:
-                if not self._leases.renew(self._serial, self._run_id):
+                if not self._leases.renew(self._serial, self._run_id) and not self._leases.acquire(
+                    self._serial, self._run_id
+                ):
+                    self.held = False
                     return
             except DeviceError:
                 continue  # Redis restarting: try again at the next beat

@@ -5,6 +5,7 @@
           +-- NoAppsError              no phone of the farm has an app the question needs
           +-- AttemptFailedError            one try of a sub-task failed; Prefect retries it with tips
           +-- RunNotPausedError        resume asked for a run that waits for nobody
+          +-- RunOrphanedError         resume asked for a run whose process has ended
           +-- SubscriptionError        a subscription is unknown or cannot be scheduled
           +-- NotifierError            a change summary could not be delivered
 
@@ -23,6 +24,7 @@ __all__ = [
     "NoAppsError",
     "NotifierError",
     "RunNotPausedError",
+    "RunOrphanedError",
     "SubscriptionError",
 ]
 
@@ -49,6 +51,10 @@ class AttemptFailedError(FlowError):
 
 class RunNotPausedError(FlowError):
     """Nothing of the run waits for a person."""
+
+
+class RunOrphanedError(FlowError):
+    """The process that ran a paused run has ended: nothing is left to go on from the pause."""
 
 
 class SubscriptionError(FlowError):

@@ -4,7 +4,7 @@ One worker process serves exactly one phone (``--pool=solo``, concurrency 1),
 so the binding is per process: :func:`bind_device` at worker start,
 :func:`bound_device` inside tasks. The heartbeat thread beats every
 ``farm.heartbeat_s``, renews the current run's lease (a paused run keeps its
-phone), probes the phone, quarantines it when the probe fails and lets it
+phone until it resumes, lets go, or outlives its pause timeout), probes the phone, quarantines it when the probe fails and lets it
 rejoin after ``farm.rejoin_after_ok`` good probes in a row.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 import redis
@@ -48,6 +49,7 @@ class BoundDevice:
         self.consumer: Any = None  # celery.worker.consumer.Consumer, set by a bootstep
         self._run_id: str | None = None
         self._hold = False
+        self._hold_since = 0.0  # time.monotonic() when the run paused for a person
         self._consuming = True
         self._apps_paused = False  # app.* queues cancelled while a run waits for a person
         self._good_probes = 0
@@ -79,7 +81,7 @@ class BoundDevice:
 
     def hold_for_user(self) -> None:
         """Keep the lease after this task returns: the run paused for a person."""
-        self._hold = True
+        self._hold, self._hold_since = True, time.monotonic()
 
     def end_run(self) -> None:
         """After a task: keep the phone for a paused run, else free it."""
@@ -104,6 +106,11 @@ class BoundDevice:
         if self._consuming and self._apps_paused:
             self._apps_paused = False
             self._add_queues([app_queue(p) for p in self.info.packages])
+
+    @property
+    def _longest_hold_s(self) -> float:
+        """How long a paused run may keep the phone: its pause timeout plus two lease TTLs."""
+        return self.settings.budgets.pause_timeout_s + 2 * self.settings.farm.lease_ttl_s
 
     # ------------------------------------------------------------------ health
 
@@ -176,9 +183,14 @@ class BoundDevice:
             self.registry.register(self.info, self.hostname)  # Redis restarted empty
         self.registry.heartbeat(self.serial)
         with self._lock:
-            run_id, hold = self._run_id, self._hold
-        if run_id is not None and not self.registry.leases.renew(self.serial, run_id) and hold:
-            # Nobody resumed the paused run before its lease expired: free the phone.
+            run_id, hold, held_s = self._run_id, self._hold, time.monotonic() - self._hold_since
+        if run_id is not None and hold and held_s > self._longest_hold_s:
+            # The run's own pause timeout is long past: the process that waited has died.
+            log.warning("%s: run %s paused %.0f s ago and never came back; freeing the phone",
+                        self.serial, run_id, held_s)
+            self._free(run_id)
+        elif run_id is not None and not self.registry.leases.renew(self.serial, run_id) and hold:
+            # The paused run let go of the phone (skipped, timed out, or found dead by `resume`).
             self._free(run_id)
         problem = probe_device(self.raw_driver, self.raw_driver.address)
         with self._lock:

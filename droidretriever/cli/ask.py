@@ -216,6 +216,7 @@ def resume(
 
     settings = load_settings()
     with _local_prefect(settings):
-        resumed = resume_run(run_id, "skip" if skip else "continue", note, app_name or None)
+        resumed = resume_run(run_id, "skip" if skip else "continue", note, app_name or None,
+                             settings=settings)
     for name in resumed:
         console.print(f"resumed {name}" + (" (skipped)" if skip else ""), highlight=False)

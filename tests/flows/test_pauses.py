@@ -12,16 +12,27 @@ with a second app that must go on while one waits, and a pause that times out.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
+from prefect.client.schemas.objects import StateType
 from prefect.input.actions import read_flow_run_input
 from prefect.input.run_input import keyset_from_paused_state
+from prefect.settings import PREFECT_API_URL
 
 from device_farm.adb_driver import AdbDriver
-from droidretriever.models import RiskCategory, RunEventKind, SubTaskStatus, new_id
+from device_farm.models import DeviceState
+from droidretriever.models import RiskCategory, RunEventKind, RunStatus, SubTaskStatus, new_id
+from flows.dispatch import LeaseKeeper
+from flows.errors import RunOrphanedError
 from flows.models import RetrieveRequest, RunOutcome
-from flows.pauses import list_paused_flow_runs, resume_run
+from flows.pauses import list_paused_flow_runs, resume_run, waiting_key
 from flows.retrieve import retrieve
 from flows.runtime import open_services
 from inference.perception import parse_hierarchy
@@ -158,3 +169,80 @@ def test_pause_timeout_names_the_app_and_other_apps_go_on(flow_farm: FlowFarm,
     assert "nobody took over" in by_package[MEITUAN].reason
     assert by_package[MCDONALDS].status is SubTaskStatus.COMPLETED
     assert "nobody took over" in outcome.report.markdown
+
+
+_RUN_IN_ANOTHER_PROCESS = """
+import sys
+from flows.models import RetrieveRequest
+from flows.retrieve import retrieve
+from tests.flows.login_gate import LOGIN_GATE
+retrieve(RetrieveRequest(text=sys.argv[1], run_id=sys.argv[2], navigate_task=LOGIN_GATE))
+"""
+
+
+def test_resuming_a_run_whose_process_died_says_so_and_marks_it_crashed(
+    flow_farm: FlowFarm,
+) -> None:
+    """`droidretriever ask` killed while paused: resume must not report a resume nobody runs."""
+    _set_logged_in(flow_farm, MEITUAN, False)
+    run_id = new_id("run")
+    env = {**os.environ, **flow_farm.env, "PREFECT_API_URL": str(PREFECT_API_URL.value())}
+    asker = subprocess.Popen(
+        [sys.executable, "-c", _RUN_IN_ANOTHER_PROCESS, "我最近的美团订单有哪些", run_id],
+        env=env, cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    services = open_services(flow_farm.settings)
+    try:
+        paused = wait_until(lambda: list_paused_flow_runs(run_id), 120, "the Meituan sub-flow to pause")
+        serial = next(t.removeprefix("device:") for t in paused[0].tags if t.startswith("device:"))
+        assert services.registry.leases.holder(serial) == run_id  # kept while it waits
+        assert services.redis.exists(waiting_key(paused[0].id))
+        asker.kill()  # the terminal closed, the machine rebooted ...
+        asker.wait(30)
+        wait_until(lambda: not services.redis.exists(waiting_key(paused[0].id)), 30,
+                   "the dead process's beacon to go out")
+        assert services.registry.status(serial).state is DeviceState.PAUSED_FOR_USER
+
+        with pytest.raises(RunOrphanedError, match="ended while Meituan") as caught:
+            resume_run(run_id, note="logged in")
+        assert "ask the question again" in caught.value.hint
+    finally:
+        if asker.poll() is None:
+            asker.kill()
+        _set_logged_in(flow_farm, MEITUAN, True)
+
+    assert list_paused_flow_runs(run_id) == []
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"run:{run_id}"])))
+    assert len(runs) >= 2 and any(r.name.startswith("Meituan") for r in runs)  # and the parent
+    assert {r.state.type for r in runs if r.state is not None} == {StateType.CRASHED}
+    assert services.manifests.read(run_id).status is RunStatus.FAILED
+    events = RunEventReader(services.redis).read_after(run_id)
+    assert events[-1].kind is RunEventKind.ERROR and "ended while" in events[-1].message
+    # The phone goes back to the farm at its worker's next heartbeat.
+    wait_until(lambda: services.registry.status(serial).state is DeviceState.IDLE
+               and services.registry.leases.holder(serial) is None, 30, "the phone freed")
+
+
+def test_a_waiting_flow_takes_back_a_lease_lost_with_redis_and_yields_one_taken_by_another_run(
+    flow_farm: FlowFarm,
+) -> None:
+    """The lease is how `resume` tells a live pause from a dead one, so it must survive Redis."""
+    services = open_services(flow_farm.settings)
+    leases = services.registry.leases
+    serial = flow_farm.sim.serials[0]
+    keeper = LeaseKeeper(leases, serial, "run-waiting", ttl_s=0.6)
+    try:
+        assert keeper.start()
+        services.redis.delete(leases.key(serial))  # what a Redis restart without persistence does
+        wait_until(lambda: leases.holder(serial) == "run-waiting", 5, "the lease to be taken back")
+        leases.release(serial, "run-waiting")
+        assert leases.acquire(serial, "run-other")
+        wait_until(lambda: not keeper.held, 5, "the keeper to let the other run have it")
+        assert leases.holder(serial) == "run-other"
+    finally:
+        keeper.stop()
+        leases.release(serial, "run-other")
+        leases.release(serial, "run-waiting")
