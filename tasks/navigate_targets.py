@@ -33,7 +33,13 @@ from inference.policies import (
     is_dialog_open,
     route_steps,
 )
-from inference.rules import find_goal_concepts, find_list_items, heading_concepts, leading_entry
+from inference.rules import (
+    find_goal_concepts,
+    find_list_items,
+    find_truncated_items,
+    heading_concepts,
+    leading_entry,
+)
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate_act import page_title
 from tasks.navigate_run import SubTaskRun, TryEnd
@@ -70,7 +76,7 @@ class TargetPages:
         if (last is not None and last.applied and screen.package == subtask.package
                 and self._route_just_completed(history, screen)):
             return True  # the remembered route ends where its target page was captured before
-        if evaluation.evaluator == "rules" and _entry_leads_on(subtask, screen):
+        if evaluation.evaluator == "rules" and not evaluation.complete and _entry_leads_on(subtask, screen):
             return False  # the page offers an entry named by the goal (a place's "路线"): a step
         if evaluation.complete:
             # The rules only see the term somewhere on a rich page; before any move in
@@ -79,7 +85,8 @@ class TargetPages:
                         or any(_moves_in_app(history)))
 
         # A page opened from a results list is that result's details page, even when
-        # it is built like a list itself (a store with its dishes).
+        # it is built like a list itself (a store with its dishes), unless its items are
+        # previews cut short ("…展开阅读全文"): the details are one tap further.
         if last is None or not last.applied or screen.package != subtask.package:
             return False
         if subtask.page_mode is PageMode.LIST_VIEW:
@@ -88,7 +95,8 @@ class TargetPages:
             return (isinstance(last.action, Input) and last.action.submit
                     and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
                     and _cards(screen) >= _MIN_CARDS)
-        return last.opened_result and screen.fingerprint != last.fingerprint
+        return (last.opened_result and screen.fingerprint != last.fingerprint
+                and not find_truncated_items(screen))
 
     def _route_just_completed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         if self.memory is None or not self.memory.completed or is_dialog_open(screen):

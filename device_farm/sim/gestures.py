@@ -189,6 +189,10 @@ class Gestures:
             return
         if target.toggle_key is not None and package is not None and node is not None:
             state.toggles[f"{package}/{target.toggle_key}"] = not node.checked
+        if target.select_key is not None and package is not None and node is not None:
+            for key in target.select_group:
+                state.toggles[f"{package}/{key}"] = False
+            state.toggles[f"{package}/{target.select_key}"] = not node.selected
         if target.action is Action.LOGIN and package is not None:
             self._log_in(package)
         elif target.action is Action.LOGOUT and package is not None:

@@ -9,7 +9,7 @@ and clips to the viewport, as a ScrollView does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from device_farm.sim.fonts import wrap_text
 from device_farm.sim.node import Node, Paint, TapTarget
@@ -150,6 +150,11 @@ def _leaf(ctx: LayoutContext, widget: Widget, scope: Scope, x: int, y: int, widt
         base.align = "center" if widget.color else widget.align
         if base.tap is None:
             base.tap = TapTarget(record=scope.item or scope.record)
+        if widget.action is Action.SELECT:
+            # A filter chip shows its state as a real one does: selected in the dump, filled in pixels.
+            key = ctx.key(widget, scope, index)
+            base.selected = ctx.toggles.get(key, False)
+            base.tap = replace(base.tap, select_key=key)
     elif kind is WidgetType.INPUT:
         key = ctx.key(widget, scope, index)
         typed = ctx.inputs.get(key, "")
@@ -207,6 +212,7 @@ def _container(
             bottom = max([bottom, *(n.box[3] for n in built)])
             cx += cw + gap
         cursor = bottom
+        _group_chips(node.children)
     else:
         gap = d.px(4)
         children = widget.children
@@ -219,6 +225,14 @@ def _container(
         cursor -= gap if node.children else 0
     node.box = (x, y, x + width, cursor + pad)
     return node
+
+
+def _group_chips(row: list[Node]) -> None:
+    """The filter chips of one row form a group: selecting one unselects the others."""
+    keys = tuple(n.tap.select_key for n in row if n.tap is not None and n.tap.select_key is not None)
+    for n in row:
+        if n.tap is not None and n.tap.select_key is not None:
+            n.tap = replace(n.tap, select_group=keys)
 
 
 def _list(ctx: LayoutContext, widget: Widget, scope: Scope, x: int, y: int, width: int) -> Node:

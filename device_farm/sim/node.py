@@ -47,6 +47,8 @@ class TapTarget:
     record: Record | None = None
     input_key: str | None = None
     toggle_key: str | None = None
+    select_key: str | None = None  # a filter chip: its key among the phone's toggles
+    select_group: tuple[str, ...] = ()  # the keys of the chips of its row (one is selected at a time)
     tab: bool = False
     package: str | None = None  # launcher icon / notification: open this app
     button_index: int | None = None  # dialog button

@@ -110,7 +110,7 @@ class _Painter:
             color = _rgb(node.text_color, _INK)
             self.lines(node, box, node.style, color, node.lines, node.align)
         elif paint is Paint.BUTTON:
-            bg = _rgb(node.color, (241, 243, 245))
+            bg = _ACCENT if node.selected else _rgb(node.color, (241, 243, 245))  # a selected chip is filled
             draw.rounded_rectangle(clip, radius=d.px(8), fill=bg)
             fg = _rgb(node.text_color, _on(bg))
             self.lines(node, box, node.style, fg, node.lines, node.align, True, d.px(16))

@@ -81,6 +81,7 @@ class Action(StrEnum):
     LOGOUT = "logout"
     SUBMIT = "submit"  # submit the screen's search input (same as ENTER)
     TOGGLE = "toggle"  # flip a switch / checkbox
+    SELECT = "select"  # a filter chip: select it, unselecting the other chips of its row; again: unselect
     TOAST = "toast"  # show ``toast`` text
     DISMISS = "dismiss"  # close the open dialog
     GRANT = "grant"  # permission dialog: grant ``permission``
@@ -173,6 +174,8 @@ class Widget(_Spec):
             raise ValueError("a tabs widget needs 'tabs'")
         if self.action is Action.TOAST and not self.toast:
             raise ValueError("action 'toast' needs a 'toast' text")
+        if self.action is Action.SELECT and self.type is not WidgetType.BUTTON:
+            raise ValueError("action 'select' belongs to a button (a filter chip)")
         return self
 
 

@@ -19,7 +19,13 @@ from inference.rules.evaluator import (
     page_heading,
 )
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
-from inference.rules.page_type import count_text_lines, detect_page_type, find_list_items, is_card
+from inference.rules.page_type import (
+    count_text_lines,
+    detect_page_type,
+    find_list_items,
+    find_truncated_items,
+    is_card,
+)
 from inference.rules.recency import ItemTime, read_item_time, read_time
 from inference.rules.risk import RiskFinding, find_injection, find_risk
 
@@ -37,6 +43,7 @@ __all__ = [
     "find_list_items",
     "find_mentioned_apps",
     "find_risk",
+    "find_truncated_items",
     "heading_concepts",
     "is_card",
     "leading_entry",

@@ -31,7 +31,9 @@ from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexic
 from inference.rules.page_type import detect_page_type, find_list_items
 from inference.rules.risk import find_injection, find_risk
 
-__all__ = ["evaluate_by_rules", "heading_concepts", "leading_entry", "mentions_term", "page_heading"]
+__all__ = [
+    "evaluate_by_rules", "heading_concepts", "leading_entry", "list_title_concepts", "mentions_term", "page_heading",
+]
 
 _TERM_MATCH = 80  # rapidfuzz partial_ratio; tolerates OCR slips and spacing
 _TARGET_PAGE: dict[PageMode, tuple[PageType, ...]] = {
@@ -44,6 +46,8 @@ _NOT_A_PAGE = (PageType.DIALOG, PageType.LOGIN, PageType.SEARCH_INPUT)
 _ENTRY_CHARS = 24  # a navigation entry's label is short; longer ones are content
 _LATEST = "latest"  # the lexicon's concept for "latest / newest / 最新"
 _ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("加入购物车" is an action)
+_PAGE_HEADING = "page's heading"
+_TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
 
 
 def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
@@ -64,6 +68,11 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
         targets = (*targets, PageType.SETTINGS, PageType.OTHER)  # direct pages, e.g. in Settings
     goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
     heading = heading_concepts(screen, goal)
+    titled = not heading and subtask.page_mode is PageMode.LIST_VIEW
+    if titled:
+        # A profile page with several lists: the one whose own title names all the goal asks
+        # for ("收藏歌单" for "liked playlists") is the list wanted, whatever heads the page.
+        heading = list_title_concepts(screen, goal)
     step = leading_entry(screen, goal, heading)
     if heading and page not in _NOT_A_PAGE:
         others = None
@@ -79,7 +88,8 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
                     and _LATEST in goal.named)
         complete = step is None and others is None and not one_item
         reason = (
-            f"the page's heading names the goal ({', '.join(heading)})" if complete
+            f"the {'title of a list' if titled else _PAGE_HEADING} names the goal ({', '.join(heading)})"
+            if complete
             else f"the heading names {', '.join(heading)}, but "
             + (f"{step.label!r} leads on" if step is not None
                else f"an item names more: {others!r}" if others is not None
@@ -131,6 +141,29 @@ def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
     concepts = load_lexicon().concepts
     heading = page_heading(screen)
     return tuple(c for c in goal.targets if any(match_concept(h, concepts[c]) for h in heading))
+
+
+def list_title_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
+    """The goal's concepts, all of them, when the title of a list on the page names them all (else none).
+
+    A list's title is a short text that is not tappable, right above an item of
+    the page's list ("收藏歌单" over the saved playlists, "为你推荐的歌单" over
+    recommended ones: only the first names "liked playlists").
+    """
+    if not goal.targets:
+        return ()
+    concepts = load_lexicon().concepts
+    items = find_list_items(screen)
+    for text in screen.elements:
+        label = text.label.strip()
+        if text.clickable or not 0 < len(label) <= _ENTRY_CHARS or any(text is i for i in items):
+            continue
+        if not any(0 <= i.bounds.top - text.bounds.bottom <= screen.height * _TITLE_GAP
+                   and i.bounds.left <= text.bounds.left < i.bounds.right for i in items):
+            continue
+        if all(match_concept(label, concepts[c]) for c in goal.targets):
+            return goal.targets
+    return ()
 
 
 def leading_entry(screen: Screen, goal: GoalConcepts, heading: tuple[str, ...]) -> UIElement | None:

@@ -2,7 +2,8 @@
 
     load_lexicon()                      the concepts of ``lexicon.yaml`` (read once)
     find_goal_concepts(goal, term)      GoalConcepts: concepts the goal names, hubs that lead there,
-                                        entity words (names the goal spells, quoted text)
+                                        entity words (names the goal spells, quoted text, and the
+                                        other spellings the lexicon knows of a brand it names)
     match_concept(label, concept)       how much of ``label`` one of the concept's labels covers
 
 A goal names a concept through its English labels (rapidfuzz on words, plurals
@@ -63,6 +64,7 @@ class Concept(BaseModel):
     ja: tuple[str, ...] = ()
     via: tuple[str, ...] = ()  # hubs whose pages usually lead here
     hub: bool = False  # a place to go through, never what a goal asks for
+    entity: bool = False  # a brand or product's names across scripts: spellings of one entity
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -118,10 +120,14 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
     words = [_singular(w) for w in _LATIN_WORD.findall(text)]
     named: dict[str, int] = {}
     spans: dict[str, set[int]] = {}  # word positions of the phrase that named each concept
+    spellings: list[str] = []  # other spellings of the brands and products the goal names
     for concept in lexicon.concepts.values():
         hits = [_goal_names(text, words, label) for label in concept.labels]
         strength, span = max(hits, key=lambda h: h[0], default=(0, set()))
-        if strength:
+        if strength and concept.entity:
+            if not _is_app_name(concept, app_label):  # the app's own name is on all its pages
+                spellings.extend(concept.labels)
+        elif strength:
             named[concept.id] = strength
             spans[concept.id] = span
     # A word inside a longer phrase belongs to it: "day after tomorrow" is not "tomorrow",
@@ -142,7 +148,8 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
                     via[hub] = depth
                     nxt.append(hub)
         frontier = nxt
-    return GoalConcepts(named=named, via=via, entities=_entities(goal, search_term, app_label))
+    entities = _entities(goal, search_term, app_label)
+    return GoalConcepts(named=named, via=via, entities=tuple(dict.fromkeys((*entities, *spellings))))
 
 
 def match_concept(label: str, concept: Concept) -> float:
@@ -181,6 +188,11 @@ def _goal_names(text: str, words: list[str], label: str) -> tuple[int, set[int]]
         if all(words[i + j] == p for j, p in enumerate(parts)):
             return len(parts), set(range(i, i + len(parts)))
     return 0, set()
+
+
+def _is_app_name(concept: Concept, app_label: str) -> bool:
+    app = app_label.strip().casefold()
+    return bool(app) and any(label.casefold() == app for label in concept.labels)
 
 
 def _singular(word: str) -> str:

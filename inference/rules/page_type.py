@@ -28,7 +28,7 @@ from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
 
-__all__ = ["count_text_lines", "detect_page_type", "find_list_items", "is_card"]
+__all__ = ["count_text_lines", "detect_page_type", "find_list_items", "find_truncated_items", "is_card"]
 
 _MIN_ITEMS = 3
 _CARD_LINES = 2  # a card shows a title and at least one more line (excerpt, price, meta)
@@ -37,6 +37,12 @@ _DETAILS_CUES = re.compile(
     r"customer service|favou?rites?|shopping cart|\bmenu\b|opening hours|"
     r"加入购物车|立即购买|商品详情|详情|评价|客服|收藏|购物车|菜单|营业时间|"
     r"장바구니|구매하기|상세|カートに入れる|詳細|レビュー",
+    re.IGNORECASE,
+)
+# A preview cut short says so; its full text is one tap further (a question's answers, a long post).
+_READ_MORE = re.compile(
+    r"展开阅读全文|阅读全文|展开全文|查看全文|read more|see more|show more|…\s*more\b|"
+    r"더보기|전체 보기|続きを読む|もっと見る|全文を表示",
     re.IGNORECASE,
 )
 _SEARCH_HINT = re.compile(r"search|搜索|搜|검색|検索", re.IGNORECASE)
@@ -143,6 +149,20 @@ def count_text_lines(member: UIElement, screen: Screen) -> int:
         and member.bounds.intersection(e.bounds) == e.bounds.area > 0
     )
     return own + inner
+
+
+def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
+    """Tappable cards whose text is cut short ("…展开阅读全文", "Read more"): the rest is behind them.
+
+    A page of such previews (a question with its answers) is an overview, not
+    the details: the full text is on the page each card opens.
+    """
+    cues = [e for e in screen.elements if e.label and _READ_MORE.search(e.label)]
+    return tuple(
+        card for card in screen.elements
+        if card.clickable and count_text_lines(card, screen) >= _CARD_LINES
+        and any(card.bounds.intersection(cue.bounds) == cue.bounds.area > 0 for cue in cues)
+    )
 
 
 def detect_page_type(screen: Screen) -> PageType:

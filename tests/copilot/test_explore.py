@@ -189,3 +189,63 @@ def test_a_list_headed_by_one_concept_whose_items_name_another_is_opened_not_cap
     assert detect_page_type(cart) is PageType.RESULTS_LIST
     evaluation = evaluate_by_rules(goal, cart)
     assert not evaluation.complete and "显示器" in evaluation.reason
+
+
+# ----------------------------------------------------------------- brands in every script
+
+BIG_MAC = "Ordering a Big Mac from McDonald's, Meituan or Ele.me?"
+
+
+def test_a_brand_the_goal_spells_is_found_in_every_script_except_in_its_own_app() -> None:
+    in_delivery_app = find_goal_concepts(BIG_MAC, "巨无霸", "Ele.me").entities
+    assert {"麦当劳", "マクドナルド", "맥도날드", "Big Mac"} <= set(in_delivery_app)
+    assert not {"mcdonalds", "big_mac"} & set(find_goal_concepts(BIG_MAC).named)  # names, not UI concepts
+    # In McDonald's own app its name is on every page: it says nothing about where to go.
+    assert "麦当劳" not in find_goal_concepts(BIG_MAC, None, "McDonald's").entities
+
+
+def test_the_store_the_goal_names_in_another_script_is_opened_first() -> None:
+    screen = results(
+        "汉堡王 (美罗城店) | 评分4.5 · 月售6100 | 皇堡第二个1元",
+        "麦当劳 (漕溪北路店) | 评分4.7 · 月售2856 | 满25减4",
+    )
+    goal = task(BIG_MAC, term="巨无霸")
+    searched = (TakenAction(action=Input(text="巨无霸", target="search", submit=True),
+                            instruction="Enter [巨无霸]", policy="skills"),)
+    ranked = rank_results(context(screen, goal, history=searched), find_list_items(screen))
+    assert ranked[0].id == "item1"
+
+
+# ----------------------------------------------------------------- a list's own title
+
+LIKED_PLAYLISTS = "Check my liked playlists on Example, and suggest music styles I'd probably like."
+
+
+def profile(*sections: tuple[str, tuple[str, ...]]) -> Screen:
+    """A profile page: a hub title, a liked-songs entry, then lists each under its own title."""
+    parts: list[UIElement] = [title("我的"), entry("liked", "我喜欢", 200)]
+    top = 360
+    for s, (heading, cards) in enumerate(sections):
+        parts.append(element(f"h{s}", heading, top=top, height=60))
+        top += 70
+        for i, card in enumerate(cards):
+            parts.append(element(f"c{s}_{i}", card, top=top, height=160, clickable=True,
+                                 class_name="android.widget.LinearLayout"))
+            top += 180
+    return screen_of(*parts)
+
+
+def test_a_list_titled_with_all_the_goal_asks_for_is_the_target_of_a_list_view() -> None:
+    goal = task(LIKED_PLAYLISTS, mode=PageMode.LIST_VIEW)
+    page = profile(("自建歌单", ("私人雷达 | 30 首", "跑步 | 52 首")),
+                   ("收藏歌单", ("港乐黄金年代 | 100 首 · by 港乐", "华语 R&B | 60 首 · by QQ音乐")))
+    evaluation = evaluate_by_rules(goal, page)
+    assert evaluation.complete, evaluation.reason
+    assert "title of a list" in evaluation.reason
+
+
+def test_a_list_titled_with_only_part_of_the_goal_is_not_the_target() -> None:
+    goal = task(LIKED_PLAYLISTS, mode=PageMode.LIST_VIEW)
+    page = profile(("为你推荐的歌单", ("晚安电台 | 播放 12万", "周末早晨 | 播放 8万", "通勤路上 | 播放 5万")))
+    evaluation = evaluate_by_rules(goal, page)
+    assert not evaluation.complete and "我喜欢" in evaluation.reason  # the liked entry leads on

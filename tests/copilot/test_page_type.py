@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from droidretriever.models import PageType, Screen, UIElement
-from inference.rules import detect_page_type
+from inference.rules import detect_page_type, find_truncated_items
 from tests.copilot.screens import element, results_screen, screen_of
 
 PKG = "com.sankuai.meituan"
@@ -78,3 +78,28 @@ def test_look_alike_ids_of_the_app_itself_are_not_dialogs() -> None:
         element("title", "alertTitle", top=800, resource_id="android:id/title"),
     )
     assert detect_page_type(over_results(*own)) is PageType.RESULTS_LIST
+
+
+def answers(*cards: str) -> Screen:
+    """A question page: its answers as tappable cards, each a headline and a body."""
+    parts = [element("q", "第一次去奥兰多迪士尼世界，有什么实用攻略？", top=200, height=80)]
+    for i, card in enumerate(cards):
+        top = 400 + i * 400
+        parts.append(element(f"a{i}", top=top, height=380, clickable=True, class_name="android.widget.LinearLayout"))
+        parts.extend(element(f"a{i}_{j}", line, top=top + 20 + j * 80, height=70, left=40, width=1000)
+                     for j, line in enumerate(card.split(" | ")))
+    return screen_of(*parts)
+
+
+def test_previews_cut_short_are_found_and_whole_answers_are_not() -> None:
+    page = answers("门票、园区、交通、住宿四件事 | 攻略分四部分： | …展开阅读全文",
+                   "带小孩一定要买推车租赁 | 园区很大，入口处可以租推车。")
+    assert [e.id for e in find_truncated_items(page)] == ["a0"]
+    whole = answers("带小孩一定要买推车租赁 | 园区很大，入口处可以租推车。", "看你喜欢什么 | 带小孩选迪士尼。")
+    assert find_truncated_items(whole) == ()
+
+
+@pytest.mark.parametrize("cue", ["Read more", "… more", "더보기", "続きを読む", "展开全文"])
+def test_read_more_cues_in_several_languages(cue: str) -> None:
+    page = answers(f"A long answer | It begins here | {cue}", "Another answer | Short and whole.")
+    assert [e.id for e in find_truncated_items(page)] == ["a0"]
