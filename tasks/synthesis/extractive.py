@@ -11,6 +11,10 @@ delivery time and rating) is taken from the page's header and marked so; a
 header with a price of its own is another product and lends nothing. Every attribute any app answers gets a row, "not shown"
 where an app's pages do not say. The only arithmetic is picking the lowest
 price / shortest time / highest rating among values with the same unit.
+When the best match is the title of a captured page and names a kind of
+thing rather than a product ("App permissions"), the page itself is the
+answer: its rows are listed, each cited, though they share no word with the
+question.
 
 What it does not do: understand the question, reconcile different items
 (a "Big Mac" and a "Big Mac Meal" are compared as the best match each app
@@ -54,6 +58,7 @@ _LOWER_IS_BETTER = {MeasureKind.PRICE: "Lowest price", MeasureKind.DELIVERY_TIME
                     MeasureKind.DELIVERY_FEE: "Lowest delivery fee"}
 _HIGHER_IS_BETTER = {MeasureKind.RATING: "Highest rating", MeasureKind.SALES: "Most sales"}
 _ITEMS_PER_APP = 5
+_LISTED_ITEMS = 30  # rows of a page that is itself the answer (a list of permissions, of mails)
 _STATUS_WORDS = {
     SubTaskStatus.COMPLETED: "completed",
     SubTaskStatus.NEEDS_USER: "needs a person",
@@ -111,6 +116,25 @@ class _App:
         kept = [i for i in self.items if i.relevance >= 0.5 * best]
         return sorted(kept, key=lambda i: (-i.relevance, not i.page, -len(i.values)))[:_ITEMS_PER_APP]
 
+    def page_listing(self) -> tuple[Item, list[Item]] | None:
+        """When the best match is the title of a captured page, that page is the answer: its items.
+
+        "Which permissions does Meituan have?" matches the page titled "App permissions";
+        the permissions themselves are rows under it that share no word with the question.
+        A title with values of its own (a price) names a product, and its page is that
+        product's details, already described with the item.
+        """
+        matches = self.matches
+        if not matches or matches[0].values:
+            return None
+        title = matches[0]
+        capture = next((c for c in self.captures if c.id == title.capture_id), None)
+        if capture is None or not capture.title or not _same_text(title.name, capture.title):
+            return None
+        below = [i for i in self.items if i.capture_id == capture.id and i is not title
+                 and i.name_box.top >= title.name_box.bottom and i not in matches]
+        return (title, below[:_LISTED_ITEMS]) if len(below) >= 2 else None
+
     def answer(self) -> _Answer | None:
         """The best-matching item that shows a comparable value, with its page's header."""
         for item in self.matches:
@@ -141,6 +165,10 @@ class _Answer:
             if page_value is not None:
                 return self.page, page_value
         return None
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
 def _group_apps(captures: Sequence[Capture], apps: Sequence[AppStatus],
@@ -231,8 +259,17 @@ def _app_section(app: _App) -> list[str]:
         return lines
     matches = app.matches
     if matches:
-        lines += ["Best-matching items on the captured pages:", ""]
-        lines += [f"- {_describe_item(item)}" for item in matches]
+        listing = app.page_listing()
+        others = [item for item in matches if listing is None or item is not listing[0]]
+        if others:
+            lines += ["Best-matching items on the captured pages:", ""]
+            lines += [f"- {_describe_item(item)}" for item in others]
+        if listing is not None:
+            title, items = listing
+            lines += [""] if others else []
+            lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
+                      f"({len(items)} item{'s' if len(items) != 1 else ''}, top to bottom):", ""]
+            lines += [f"- {_describe_item(item)}" for item in items]
     else:
         lines += ["No line on the captured pages matches the question's words; the items found:", ""]
         lines += [f"- {_describe_item(item)}" for item in app.items if item.values][:_ITEMS_PER_APP]

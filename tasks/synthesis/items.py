@@ -312,7 +312,10 @@ def _scan(capture: Capture, elements: Sequence[UIElement], terms: QueryTerms) ->
         if current is not None and is_name and measures and _attaches(current, element, measures, name):
             current.add_values(element, measures)
             continue
+        # A tappable text is a row of its own (a permission, a setting, a result), not a line
+        # of the item above it.
         if is_name and (current is None or (current.values and not current.after_name) or measures
+                        or element.clickable
                         or not _is_close_below(current.last_box, element.bounds)):
             if current is not None:
                 items.append(current.build(terms))

@@ -1,4 +1,4 @@
-"""Record the virtual phones' pages of the Big Mac and VIVO X100 Ultra tasks as capture files.
+"""Record the virtual phones' pages of the Big Mac, VIVO X100 Ultra and Meituan permissions tasks.
 
 ``python -m tests.synthesis.record_captures`` plays each app's scripted path
 (the task files under ``droidretriever/suites/study2/``) on a virtual phone,
@@ -20,12 +20,14 @@ from droidretriever.suites import load_suite
 from inference.perception import Perceiver
 from storage import FakeObjectStore
 from tasks.capture import CaptureRequest, capture_scrolling
+from tasks.navigate_act import page_title
 from tasks.navigate_paths import play_scripted_path
+from tasks.navigate_run import to_observation
 
 __all__ = ["CAPTURES_DIR", "TASK_IDS", "record_task_captures"]
 
 CAPTURES_DIR = Path(__file__).parent / "captures"
-TASK_IDS = ("s2_multi_05_big_mac", "s2_multi_06_vivo_x100_ultra")
+TASK_IDS = ("s2_multi_05_big_mac", "s2_multi_06_vivo_x100_ultra", "s2_single_01_meituan_permissions")
 
 
 def record_task_captures(sim: SimServer, task_id: str) -> list[Capture]:
@@ -41,9 +43,12 @@ def record_task_captures(sim: SimServer, task_id: str) -> list[Capture]:
         driver = AdbDriver(sim.serials[0], port=sim.port)
         try:
             play_scripted_path(driver, perceiver, package, steps)
+            # Titled as the copilot titles its captures: the page's heading.
+            title = page_title(perceiver.perceive(to_observation(driver.observe(), 0)).screen)
             result = capture_scrolling(
                 driver, FakeObjectStore(),
-                CaptureRequest(run_id=task_id, subtask_id=f"{package}-1", package=package),
+                CaptureRequest(run_id=task_id, subtask_id=f"{package}-1", package=package,
+                               title=title),
                 BudgetSettings())
         finally:
             driver.close()

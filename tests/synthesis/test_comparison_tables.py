@@ -154,3 +154,23 @@ def test_shop_sales_and_delivery_fee_words() -> None:
         (MeasureKind.SALES, 20000.0)]
     assert [(m.kind, m.value) for m in read_measures("起送¥20 · 配送¥3.0")] == [
         (MeasureKind.MIN_ORDER, 20.0), (MeasureKind.DELIVERY_FEE, 3.0)]
+
+
+def test_a_page_titled_by_the_question_is_listed_row_by_row_with_grounded_citations() -> None:
+    """Meituan's permissions: the rows share no word with the question; the page's title does."""
+    task = _task("s2_single_01_meituan_permissions")
+    captures = _captures(task.id, ("com.android.settings",))
+    apps = [AppStatus(app_label="Settings", package="com.android.settings",
+                      status=SubTaskStatus.COMPLETED)]
+    query = Query(text="Which permissions does Meituan have?")
+    markdown = write_extractive_markdown(query, captures, apps)
+    report = build_report(run_id="run-listing", query=query, markdown=markdown, captures=captures,
+                          apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8)
+
+    listing = report.markdown.split("lists (", 1)[1]
+    rows = [line for line in listing.splitlines() if line.startswith("- ")]
+    for point in task.scoring_points:  # the 9 permissions and both statuses
+        assert any(point in row for row in rows), f"{point!r} is not listed:\n{listing}"
+    assert all(parse_citations(row) for row in rows)
+    assert report.citations and all(c.grounded for c in report.citations)
+    assert "Navigate up" not in listing  # above the title: not the page's content
