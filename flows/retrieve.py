@@ -77,8 +77,8 @@ def decompose_task(query: Query) -> Plan:
                           hint="start phones with `droidretriever farm up --sim 2`")
     plan = plan_query(services.settings, query, installed)
     if not plan.subtasks:
-        notes = "; ".join(plan.notes[-2:])
-        raise NoAppsError(f"no installed app fits the question ({notes})",
+        notes = "; ".join(n for n in plan.notes[-2:] if not n.startswith("no installed app"))
+        raise NoAppsError("no installed app fits the question" + (f" ({notes})" if notes else ""),
                           hint="name the app in the question, or use --apps with an installed app")
     return plan
 

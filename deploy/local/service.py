@@ -107,6 +107,10 @@ class Service(Protocol):
         """Stop it if we started it; return whether anything was stopped."""
         ...
 
+    def check_health(self) -> Health:
+        """Whether it answers now, whoever started it."""
+        ...
+
     def status(self) -> ServiceStatus:
         """Its current row for the status table."""
         ...

@@ -21,8 +21,9 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.table import Table
 
-from droidretriever.cli._app import app
+from droidretriever.cli._app import app, state
 from droidretriever.config import Settings, load_settings
+from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import PageMode, RunEvent, RunEventKind, new_id
 
 __all__ = ["ask", "resume"]
@@ -30,27 +31,42 @@ __all__ = ["ask", "resume"]
 console = Console()
 
 
+class _WithoutPrefectLines(logging.Filter):
+    """Drops Prefect's own records from the terminal; they still reach the Prefect UI."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith("prefect")
+
+
 @contextmanager
 def _local_prefect(settings: Settings) -> Iterator[None]:
-    """Talk to the local stack's Prefect server; keep Prefect's own log lines out of the way."""
+    """Talk to the local stack's Prefect server; keep Prefect's own log lines out of the way.
+
+    The live view shows progress and the CLI prints a failure as one line plus the
+    fix; Prefect's run lines (and its tracebacks of those failures) would scroll the
+    view away, so they go only to the Prefect UI (``--debug`` shows them here too).
+    Our own warnings (a spooling store, a lost phone) still print.
+    """
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    # The live view shows progress; Prefect's per-run INFO lines would scroll it away.
-    prefect_log = logging.getLogger("prefect")
-    level = prefect_log.level
-    prefect_log.setLevel(logging.WARNING)
+    quiet = _WithoutPrefectLines()
+    handlers = [] if state.debug else list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(quiet)
     try:
         with temporary_settings({PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/")}):
             yield
     finally:
-        prefect_log.setLevel(level)
+        for handler in handlers:
+            handler.removeFilter(quiet)
 
 
 def _ensure_stack(settings: Settings) -> None:
     from deploy.local import build_stack
 
     stack = build_stack(settings)
-    if all(row.health.healthy for row in stack.status()):
+    # Healthy is enough, whoever started it (`up`, or services run by the person themselves).
+    if all(service.check_health().healthy for service in stack.services):
         return
     with console.status("starting the local stack (`droidretriever up`)..."):
         stack.up()
@@ -177,15 +193,26 @@ def ask(
         if as_json:
             outcome = retrieve(request)
         else:
-            with Live(progress.render(), console=console, refresh_per_second=4) as live:
-                follower = threading.Thread(target=_follow_events,
-                                            args=(settings, progress, live, done), daemon=True)
-                follower.start()
-                try:
-                    outcome = retrieve(request)
-                finally:
-                    done.set()
-                    follower.join(timeout=3)
+            try:
+                with Live(progress.render(), console=console, refresh_per_second=4) as live:
+                    follower = threading.Thread(target=_follow_events,
+                                                args=(settings, progress, live, done), daemon=True)
+                    follower.start()
+                    try:
+                        outcome = retrieve(request)
+                    except DroidRetrieverError as exc:
+                        done.set()
+                        follower.join(timeout=3)
+                        # The error prints below as one line with its fix: not twice.
+                        progress.notes = [n for n in progress.notes if str(exc) not in n]
+                        live.update(progress.render())
+                        raise
+                    finally:
+                        done.set()
+                        follower.join(timeout=3)
+            finally:
+                if not console.is_terminal:
+                    console.line()  # Live ends its last frame with a newline only on a terminal
     if as_json:
         console.print_json(outcome.model_dump_json())
         return

@@ -1,0 +1,48 @@
+"""`droidretriever ask` as a person runs it: a subprocess against the test services and phones."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from prefect.settings import PREFECT_API_URL
+
+from tests.flows.conftest import FlowFarm
+
+CLI = str(Path(sys.executable).parent / "droidretriever")
+
+
+def _ask(flow_farm: FlowFarm, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **flow_farm.env, "COLUMNS": "200",
+           "DROIDRETRIEVER_PREFECT__API_URL": str(PREFECT_API_URL.value())}
+    return subprocess.run([CLI, "ask", *args], env=env, capture_output=True, text=True,
+                          timeout=240, check=False)
+
+
+def test_ask_prints_the_report_with_every_row_of_the_answer_page(flow_farm: FlowFarm) -> None:
+    done = _ask(flow_farm, "Which permissions does Meituan have?")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "by rules" in out and "Extractive summary" in out  # says what it used
+    assert "The page App permissions" in out
+    for row in ("Location | Allowed only while in use", "Microphone | Not allowed",
+                "Nearby devices | Not allowed"):
+        assert row in out, out
+    assert "grounded (score 1.00)" in out
+    report = next(line.removeprefix("report: ") for line in out.splitlines()
+                  if line.startswith("report: "))
+    assert Path(report).read_text(encoding="utf-8").lower().startswith("<!doctype html>")
+    assert "Prefect run: http" in out
+    assert "Traceback" not in out + done.stderr
+
+
+def test_a_question_no_app_fits_is_one_line_and_its_fix(flow_farm: FlowFarm) -> None:
+    done = _ask(flow_farm, "Which movies are showing today and when?")
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith("error: no installed app fits the question"), done.stderr
+    assert lines[1].startswith("fix: name the app in the question")
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "NoAppsError" not in done.stdout  # not repeated in the live view
