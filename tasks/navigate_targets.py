@@ -36,6 +36,7 @@ from inference.policies import (
 from inference.rules import (
     find_goal_concepts,
     find_list_items,
+    find_nothing_found,
     find_truncated_items,
     heading_concepts,
     leading_entry,
@@ -65,6 +66,8 @@ class TargetPages:
         """Whether ``screen`` is a target page not captured yet in this try."""
         if screen.fingerprint in self.captured:
             return False
+        if find_nothing_found(screen) is not None:
+            return False  # an empty search is never the answer, whatever a remembered route says
         if self.memory is not None:
             self.memory.recall(self.run.subtask)
         if self.memory is not None and self.memory.replaying:

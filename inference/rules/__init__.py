@@ -23,6 +23,7 @@ from inference.rules.page_type import (
     count_text_lines,
     detect_page_type,
     find_list_items,
+    find_nothing_found,
     find_truncated_items,
     is_card,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "find_injection",
     "find_list_items",
     "find_mentioned_apps",
+    "find_nothing_found",
     "find_risk",
     "find_truncated_items",
     "heading_concepts",

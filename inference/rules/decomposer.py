@@ -44,6 +44,7 @@ _STOP_TEXT = """
     order ordering ordered buy buying bought purchase purchasing purchased advise advice
     suggest suggestion suggestions summarize summarise summary translate translation explain
     describe identify decide deciding whether respectively gauge retrieve calculate help
+    s
 """
 _STOP = frozenset(_STOP_TEXT.split())
 _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 价格 价钱 比较
@@ -142,7 +143,8 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
     stripped = text
     for app in installed:
         for name in sorted(names_for(app), key=len, reverse=True):
-            stripped = re.sub(re.escape(name), " , ", stripped, flags=re.IGNORECASE)
+            # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
+            stripped = re.sub(re.escape(name) + r"(?:['’]s\b)?", " , ", stripped, flags=re.IGNORECASE)
     phrases = _latin_phrases(stripped) + _cjk_phrases(stripped)
     named = [p for p in phrases if _is_named(p)]
     chosen = named or sorted(phrases, key=len, reverse=True)[:1]
@@ -156,7 +158,8 @@ def _latin_phrases(text: str) -> list[str]:
         if token.isspace():
             continue
         word = token.strip(".:'’-")
-        if not word or not re.match(r"\w", token) or word.lower() in _STOP:
+        bare = re.sub(r"['’]s$", "", word.lower())  # "what's" is "what"; "McDonald's" stays
+        if not word or not re.match(r"\w", token) or word.lower() in _STOP or bare in _STOP:
             if run:
                 phrases.append(" ".join(run))
             run = []

@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
-from inference.rules.page_type import detect_page_type, find_list_items
+from inference.rules.page_type import detect_page_type, find_list_items, find_nothing_found
 from inference.rules.risk import find_injection, find_risk
 
 __all__ = [
@@ -63,6 +63,11 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
             reason=risk.reason,
             evaluator="rules",
         )
+    nothing = find_nothing_found(screen)
+    if nothing is not None:
+        # An empty search is not the answer: another term or another way in may find it.
+        return Evaluation(complete=False, page_type=page, evaluator="rules",
+                          reason=f"the page says nothing was found ({nothing.label[:40]!r})")
     targets: tuple[PageType, ...] = _TARGET_PAGE[subtask.page_mode]
     if subtask.search_term is None and page in (PageType.SETTINGS, PageType.OTHER):
         targets = (*targets, PageType.SETTINGS, PageType.OTHER)  # direct pages, e.g. in Settings

@@ -28,7 +28,10 @@ from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
 
-__all__ = ["count_text_lines", "detect_page_type", "find_list_items", "find_truncated_items", "is_card"]
+__all__ = [
+    "count_text_lines", "detect_page_type", "find_list_items", "find_nothing_found", "find_truncated_items",
+    "is_card",
+]
 
 _MIN_ITEMS = 3
 _CARD_LINES = 2  # a card shows a title and at least one more line (excerpt, price, meta)
@@ -43,6 +46,13 @@ _DETAILS_CUES = re.compile(
 _READ_MORE = re.compile(
     r"展开阅读全文|阅读全文|展开全文|查看全文|read more|see more|show more|…\s*more\b|"
     r"더보기|전체 보기|続きを読む|もっと見る|全文を表示",
+    re.IGNORECASE,
+)
+# A search that found nothing ("没有找到相关视频", "No results found"). Not "暂无场次" (no
+# showtimes today): that empty list is itself an answer.
+_NOTHING_FOUND = re.compile(
+    r"没有找到|未找到|找不到|no results|nothing found|no matches|검색 결과가 없|結果がありません|"
+    r"見つかりませんでした",
     re.IGNORECASE,
 )
 _SEARCH_HINT = re.compile(r"search|搜索|搜|검색|検索", re.IGNORECASE)
@@ -163,6 +173,14 @@ def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
         if card.clickable and count_text_lines(card, screen) >= _CARD_LINES
         and any(card.bounds.intersection(cue.bounds) == cue.bounds.area > 0 for cue in cues)
     )
+
+
+def find_nothing_found(screen: Screen) -> UIElement | None:
+    """The text saying a search found nothing, on a page that lists nothing; else None."""
+    said = next((e for e in screen.elements
+                 if e.label and not e.clickable and len(e.label) <= 60 and _NOTHING_FOUND.search(e.label)),
+                None)
+    return said if said is not None and not find_list_items(screen) else None
 
 
 def detect_page_type(screen: Screen) -> PageType:

@@ -8,13 +8,15 @@ it adds a comparison table whose every cell cites the element the value was
 read from. Each app's column is its best-matching item that shows a value; an
 attribute that item lacks but its page states for everything on it (a store's
 delivery time and rating) is taken from the page's header and marked so; a
-header with a price of its own is another product and lends nothing. Every attribute any app answers gets a row, "not shown"
-where an app's pages do not say. The only arithmetic is picking the lowest
+header with a price of its own is another product and lends nothing. Every
+attribute any app answers gets a row, "not shown" where an app's pages do not say. The only arithmetic is picking the lowest
 price / shortest time / highest rating among values with the same unit.
 When the best match is the title of a captured page and names a kind of
 thing rather than a product ("App permissions"), the page itself is the
 answer: its rows are listed, each cited, though they share no word with the
-question.
+question. When no line matches the question's words at all (an English
+question about a Chinese article), the captured pages are shown top to bottom
+under their titles, every line cited: the copilot judged them the answer.
 
 What it does not do: understand the question, reconcile different items
 (a "Big Mac" and a "Big Mac Meal" are compared as the best match each app
@@ -28,7 +30,14 @@ from dataclasses import dataclass
 
 from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
 from tasks.synthesis.citations import format_citation
-from tasks.synthesis.items import Item, ItemValue, QueryTerms, detect_items, read_query_terms
+from tasks.synthesis.items import (
+    Item,
+    ItemValue,
+    QueryTerms,
+    dedupe_elements,
+    detect_items,
+    read_query_terms,
+)
 from tasks.synthesis.values import MeasureKind
 
 __all__ = ["EXTRACTIVE_BANNER", "EXTRACTIVE_NAME", "write_extractive_markdown"]
@@ -59,6 +68,8 @@ _LOWER_IS_BETTER = {MeasureKind.PRICE: "Lowest price", MeasureKind.DELIVERY_TIME
 _HIGHER_IS_BETTER = {MeasureKind.RATING: "Highest rating", MeasureKind.SALES: "Most sales"}
 _ITEMS_PER_APP = 5
 _LISTED_ITEMS = 30  # rows of a page that is itself the answer (a list of permissions, of mails)
+_PAGE_LINES = 20  # lines of a captured page shown when no line matches the question's words
+_LINE_CHARS = 160
 _STATUS_WORDS = {
     SubTaskStatus.COMPLETED: "completed",
     SubTaskStatus.NEEDS_USER: "needs a person",
@@ -271,12 +282,27 @@ def _app_section(app: _App) -> list[str]:
                       f"({len(items)} item{'s' if len(items) != 1 else ''}, top to bottom):", ""]
             lines += [f"- {_describe_item(item)}" for item in items]
     else:
-        lines += ["No line on the captured pages matches the question's words; the items found:", ""]
-        lines += [f"- {_describe_item(item)}" for item in app.items if item.values][:_ITEMS_PER_APP]
-        if not any(item.values for item in app.items):
-            titles = ", ".join(_cell(c.title or c.id) for c in app.captures)
-            lines += [f"- nothing with a value was read; see the captures: {titles}"]
+        # The copilot judged these pages the answer; without a model to read them, show them.
+        lines += ["No line on the captured pages matches the question's words. "
+                  "What the captured pages say, top to bottom:", ""]
+        for capture in app.captures:
+            lines += _page_text(capture)
     lines.append("")
+    return lines
+
+
+def _page_text(capture: Capture) -> list[str]:
+    """The page under its title in reading order, each line cited (long ones shortened)."""
+    texts = [e for e in dedupe_elements(capture.elements) if e.text.strip()]
+    title = next((e for e in texts if capture.title and _same_text(e.label, capture.title)), None)
+    below = [e for e in texts if title is None or (e is not title and e.bounds.top >= title.bounds.top)]
+    heading = f"**{_cell(capture.title)}** {format_citation(capture.id, title.label)}" if title else ""
+    lines = [f"- {heading}"] if heading else []
+    for element in below[:_PAGE_LINES]:
+        shown = element.label if len(element.label) <= _LINE_CHARS else element.label[:_LINE_CHARS] + "…"
+        lines.append(f"  - {_cell(shown)} {format_citation(capture.id, element.label)}")
+    if len(below) > _PAGE_LINES:
+        lines.append(f"  - … {len(below) - _PAGE_LINES} more lines on the capture")
     return lines
 
 

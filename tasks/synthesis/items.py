@@ -122,7 +122,8 @@ def read_query_terms(text: str, exclude: Sequence[str] = ()) -> QueryTerms:
     folded = normalize_text(text)
     for name in sorted((normalize_text(n) for n in exclude if n.strip()), key=len, reverse=True):
         folded = folded.replace(name, " ")
-    words = [w for w in _WORD.findall(folded) if w not in _EN_STOP]
+    # A lone letter is what is left of a possessive ("Bilibili's" without the app name).
+    words = [w for w in _WORD.findall(folded) if w not in _EN_STOP and not (len(w) == 1 and w.isalpha())]
     bigrams: list[str] = []
     residue: list[str] = []
     for run in _CJK_RUN.findall(folded):

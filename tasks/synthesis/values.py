@@ -129,9 +129,12 @@ _PATTERNS: tuple[tuple[MeasureKind, re.Pattern[str], _Reader], ...] = (
     (MeasureKind.REVIEWS,
      re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:reviews?|ratings|comments?|评价|条评论|人评价)",
                 re.IGNORECASE), _count),
+    # Not a reading, watching or video length ("阅读时长约 6 分钟", "6 min read", "时长 12分钟").
     (MeasureKind.DELIVERY_TIME,
-     re.compile(rf"(?:{_NUM})\s?[-~–]\s?(?P<n>{_NUM})\s?(?:分钟|mins?\b|minutes)"
-                rf"|(?P<n1>{_NUM})\s?(?:分钟|mins?\b|minutes)", re.IGNORECASE), _minutes),
+     re.compile(rf"(?<![\d.])(?<!时长)(?<!时长约)(?<!时长 )(?<!时长约 )"
+                rf"(?:(?:{_NUM})\s?[-~–]\s?(?P<n>{_NUM})\s?(?:分钟|mins?\b|minutes)"
+                rf"|(?P<n1>{_NUM})\s?(?:分钟|mins?\b|minutes))(?!\s?(?:read|watch|video|long))",
+                re.IGNORECASE), _minutes),
     (MeasureKind.PRICE,
      re.compile(rf"(?P<cur>US\$|[¥￥$€£]|RMB|CNY|USD|EUR)\s?(?P<n>{_NUM})"
                 rf"|(?P<n2>{_NUM})\s?(?P<suffix>元|块|yuan|RMB|CNY)", re.IGNORECASE), _price),

@@ -61,6 +61,16 @@ def test_rules_page_mode_cues_and_aliases() -> None:
     ]
 
 
+def test_rules_drop_possessives_and_contractions_but_keep_names_with_them() -> None:
+    assert plan_summary("What are McDonald's community guidelines?") == [
+        ("com.mcdonalds.app", "community guidelines", PageMode.FOCUSED)
+    ]
+    assert plan_summary("What's the Big Mac price on Meituan?") == [
+        ("com.sankuai.meituan", "Big Mac", PageMode.FOCUSED)
+    ]
+    assert extract_search_terms("What's McDonald's Big Mac price?") == ("McDonald's Big Mac",)
+
+
 def test_rules_permissions_question_goes_to_settings() -> None:
     assert plan_summary("Which permissions has Meituan been granted?") == [
         ("com.android.settings", "美团", PageMode.FOCUSED)

@@ -141,3 +141,18 @@ def test_real_screens_page_types() -> None:
     assert all(types[name] is PageType.LOGIN for name, s in states if any(e.password for e in s.elements))
     assert sum(t is PageType.RESULTS_LIST for t in types.values()) >= 30
     assert sum(t is PageType.DETAILS for t in types.values()) >= 30
+
+
+@pytest.mark.parametrize("said", ["没有找到相关视频，换个关键词试试吧", "No results found", "抱歉，没有找到相关商品",
+                                  "검색 결과가 없습니다"])
+def test_a_search_that_found_nothing_is_not_the_target(said: str) -> None:
+    empty = screen_of(element("q", "Big Mac", top=101), element("sort", "综合排序 · 销量", top=253),
+                      element("none", said, top=331))
+    evaluation = evaluate_by_rules(subtask(), empty)
+    assert not evaluation.complete and "nothing was found" in evaluation.reason
+
+
+def test_an_empty_list_that_is_itself_the_answer_is_not_a_failed_search() -> None:
+    # "No showtimes today" answers "when is F1 showing today?": the page is the answer.
+    showtimes = screen_of(element("title", "Big Mac", top=101), element("none", "今天暂无场次", top=331))
+    assert "nothing was found" not in evaluate_by_rules(subtask(), showtimes).reason

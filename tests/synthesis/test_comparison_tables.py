@@ -174,3 +174,22 @@ def test_a_page_titled_by_the_question_is_listed_row_by_row_with_grounded_citati
     assert all(parse_citations(row) for row in rows)
     assert report.citations and all(c.grounded for c in report.citations)
     assert "Navigate up" not in listing  # above the title: not the page's content
+
+
+def test_a_page_no_line_of_which_matches_the_question_is_shown_in_reading_order() -> None:
+    """An English question, a Chinese article: without a model the report shows the page, cited."""
+    task = _task("s2_single_02_bilibili_guidelines")
+    captures = _captures(task.id, ("tv.danmaku.bili",))
+    apps = [AppStatus(app_label="Bilibili", package="tv.danmaku.bili", status=SubTaskStatus.COMPLETED)]
+    query = Query(text="What are Bilibili's community guidelines?")
+    markdown = write_extractive_markdown(query, captures, apps)
+    report = build_report(run_id="run-article", query=query, markdown=markdown, captures=captures,
+                          apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8)
+
+    assert "No line on the captured pages matches the question's words" in report.markdown
+    shown = report.markdown.split("top to bottom:", 1)[1]
+    for point in task.scoring_points:  # the three principles and what each asks
+        assert point in shown, f"{point!r} is not shown"
+    assert shown.index("认真创作") < shown.index("友好交流") < shown.index("拥抱创新")
+    assert report.citations and all(c.grounded for c in report.citations)
+    assert "Delivery time" not in report.markdown  # "阅读时长约 6 分钟" is a reading time

@@ -40,6 +40,10 @@ def test_measures_in_chinese_and_english() -> None:
         "Rating 4.6 (1,234 reviews)": [(MeasureKind.RATING, 4.6), (MeasureKind.REVIEWS, 1234.0)],
         "满30减5": [(MeasureKind.PROMOTION, 5.0)],
         "Delivery 25-35 min · 1.2km": [(MeasureKind.DELIVERY_TIME, 35.0), (MeasureKind.DISTANCE, 1.2)],
+        # Lengths of reading or watching are not delivery times.
+        "生效日期：2025年3月1日 · 阅读时长约 6 分钟": [],
+        "视频时长12分钟": [],
+        "6 min read": [],
     }
     for text, expected in cases.items():
         assert [(m.kind, m.value) for m in read_measures(text)] == expected, text
