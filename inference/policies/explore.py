@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import Back, PageMode, Screen, Tap, UIElement
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
-from inference.policies.skills import is_forbidden_tap
+from inference.policies.skills import find_search_field, find_search_icon, is_forbidden_tap
 from inference.rules import (
     ItemTime,
     find_goal_concepts,
@@ -79,8 +79,10 @@ class ExplorePolicy:
         screen, subtask = context.screen, context.subtask
         if screen.package != subtask.package or is_dialog_open(screen):
             return None
-        if subtask.search_term and not context.searched:
-            return None  # the skills search first
+        elements = screen.elements
+        if (subtask.search_term and not context.searched
+                and (find_search_field(elements) or find_search_icon(elements))):
+            return None  # the skills search first; an app with no search is explored
         self._close_edge(screen.fingerprint)
         self._root = self._root or screen.fingerprint
         goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)

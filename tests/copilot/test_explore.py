@@ -115,6 +115,18 @@ def test_a_hub_leads_to_personal_pages_and_the_named_entry_is_tapped_there() -> 
     ]
 
 
+def test_an_app_without_search_is_explored_even_when_the_plan_has_a_search_term() -> None:
+    station = screen_of(title("中国铁路12306"), entry("member", "铁路会员", 1200, width=360),
+                        entry("refund", "退改签说明", 1200, left=360, width=360), fingerprint="station")
+    goal = task("What are the member rights on Example?", term="member rights")
+    decision = ExplorePolicy().decide(context(station, goal))
+    assert decision is not None and tapped_label(getattr(decision.action, "target", None), station) == "铁路会员"
+    with_search = screen_of(*station.elements,
+                            element("q", "", top=250, class_name="android.widget.EditText", editable=True,
+                                    resource_id="app:id/search"), fingerprint="station-search")
+    assert ExplorePolicy().decide(context(with_search, goal)) is None  # the skills search first
+
+
 def test_an_exhausted_branch_goes_back_and_risky_entries_are_never_tapped() -> None:
     goal = task("Show my account deletion settings.")
     dead_end = screen_of(title("我的"), entry("logout", "退出登录", 400), entry("delete", "Delete account", 600),
