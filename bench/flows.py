@@ -31,7 +31,7 @@ from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
 from tests.conftest import free_port, free_port_block, wait_for_port
 
-__all__ = ["bench_big_mac", "bench_overhead", "main", "plot_big_mac"]
+__all__ = ["bench_big_mac", "bench_overhead", "bench_services", "main", "plot_big_mac"]
 
 BIG_MAC = "Is a Big Mac cheaper on McDonald's, Meituan or Ele.me?"
 # (label, key of a run's breakdown): the run's critical path, then the apps' time summed.
@@ -42,7 +42,7 @@ _SUMMED = (("device (observe + act)", "device"), ("perception", "perception"),
 
 
 @contextmanager
-def _services(state: Path, phones: int, latency: str) -> Iterator[list[str]]:
+def bench_services(state: Path, phones: int, latency: str) -> Iterator[list[str]]:
     """Redis, S3, Prefect (harness), virtual phones and workers; yields the phones' serials."""
     from prefect.testing.utilities import prefect_test_harness
 
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp, _services(Path(tmp), 3, "realistic") as serials:
+    with tempfile.TemporaryDirectory() as tmp, bench_services(Path(tmp), 3, "realistic") as serials:
         from device_farm.sim import ControlRequest, SimControlClient
         from droidretriever.config import LatencyProfile
 

@@ -72,18 +72,34 @@ _LIST_VIEW_CUES = (
     "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
 )
 
-# Topic words -> app alias groups, used only when the question names no app.
+# Topic words -> app alias groups, used only when the question names no app. The first
+# topic whose cue matches wins, so narrower topics come first ("taxi trips" before travel,
+# "delivered packages" before food delivery); apps are taken in the group's order.
 _TOPICS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐", "汉堡"),
-     ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
-    ("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphone\b", "价格", "购买", "便宜", "手机"),
-     ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish")),
+    ("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
+    ("parcel", (r"\bpackages?\b", r"\bparcels?\b", r"\bexpress\b", "快递", "包裹", "驿站"), ("Cainiao",)),
+    ("ride", (r"\btaxis?\b", r"\brides?\b", r"\bcabs?\b", "打车", "出租车", "网约车"), ("DiDi", "Amap", "Uber")),
+    ("phone bill", (r"\bphone (?:credit|bill|plan|balance)", r"\btop.?up\b", "话费", "流量套餐"),
+     ("China Mobile", "China Unicom", "China Telecom")),
+    ("meeting", (r"\bmeetings?\b", "会议"), ("Tencent Meeting", "Zoom", "Teams")),
+    ("mail", (r"\bemails?\b", r"\bmail\b", r"\binbox\b", "邮件", "邮箱"), ("Gmail", "NetEase Mail", "Outlook")),
+    ("fan community", (r"\bfans?\b", r"\bvideos?\b", "粉丝", "视频", "弹幕"), ("Zhihu", "Weibo", "Bilibili")),
+    ("social post", (r"\bposts?\b", r"\btweets?\b", "微博", "帖子"), ("Weibo", "Zhihu", "Rednote")),
     ("reviews", (r"\breview", r"\bopinion", r"\bsay\b", "评价", "口碑", "笔记"),
      ("Rednote", "Zhihu", "Douban", "Quora", "Weibo", "Dianping")),
-    ("travel", (r"\bhotel", r"\bflight", r"\btrain\b", r"\btrip\b", "酒店", "机票", "火车"),
-     ("Ctrip", "Booking", "Expedia", "Qunar", "12306")),
-    ("music", (r"\bsong", r"\bmusic\b", r"\balbum", "歌", "音乐"), ("QQ Music", "NetEase Cloud Music")),
-    ("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
+    ("charts", (r"\branking", r"\bcharts?\b", r"\btop \d+", r"\bbest.rated\b", "排行", "榜单"), ("Douban",)),
+    ("movie tickets", (r"\bshowtimes?\b", r"\bmovies?\b", r"\bfilms?\b", r"\bcinemas?\b", "电影", "影院", "场次"),
+     ("Maoyan", "Taopiaopiao", "Douban")),
+    ("train", (r"\btrains?\b", "火车", "高铁", "动车", "车票"), ("12306",)),
+    ("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐", "汉堡"),
+     ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
+    ("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphones?\b", r"\bspecs\b",
+                  r"\bspecifications?\b", "价格", "购买", "便宜", "手机"),
+     ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish")),
+    ("travel", (r"\bhotels?\b", r"\bflights?\b", r"\btrips?\b", r"\btravel", "酒店", "机票", "旅游"),
+     ("Ctrip", "Booking", "Expedia", "Qunar")),
+    ("music", (r"\bsongs?\b", r"\bmusic\b", r"\balbums?\b", r"\bplaylists?\b", "歌", "音乐"),
+     ("QQ Music", "NetEase Cloud Music", "Spotify", "Apple Music")),
 )
 
 _PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
@@ -190,9 +206,10 @@ def _apps_by_topic(text: str, installed: Sequence[InstalledApp]) -> tuple[str, l
         if any(re.search(cue, lowered) for cue in cues):
             picked = [
                 app
+                for name in group_names
                 for app in installed
-                if any(name in group_names for name in names_for(app))
+                if name in names_for(app)
             ]
             if picked:
-                return topic, picked
+                return topic, list(dict.fromkeys(picked))
     return "", []

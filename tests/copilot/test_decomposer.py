@@ -147,3 +147,32 @@ def test_task_verbs_never_become_search_terms(question: str, term: str) -> None:
     terms = extract_search_terms(question)
     assert terms[0] == term
     assert not any(word in " ".join(terms).lower() for word in ("ordering", "advise", "purchasing"))
+
+
+TOPIC_APPS = [
+    InstalledApp(label=label, package=package)
+    for label, package in [
+        ("Meituan", "com.sankuai.meituan"), ("Cainiao", "com.cainiao.wireless"), ("DiDi", "com.sdu.didi.psnger"),
+        ("12306", "com.MobileTicket"), ("Ctrip", "ctrip.android.view"), ("Maoyan", "com.sankuai.movie"),
+        ("Douban", "com.douban.frodo"), ("Tencent Meeting", "com.tencent.wemeet.app"),
+        ("Weibo", "com.sina.weibo"), ("Bilibili", "tv.danmaku.bili"), ("Zhihu", "com.zhihu.android"),
+        ("China Mobile", "com.greenpoint.android.mc10086.activity"), ("Gmail", "com.google.android.gm"),
+    ]
+]
+
+
+@pytest.mark.parametrize(("question", "first_app"), [
+    ("List delivered packages by express station.", "Cainiao"),  # not food delivery
+    ("Show me taxi trips from May to August.", "DiDi"),  # not travel
+    ("List available afternoon trains from A to B on Sept 12.", "12306"),
+    ("Check showtimes of F1: The Movie the day after tomorrow.", "Maoyan"),
+    ("Identify the top 3 movies across ranking charts.", "Douban"),
+    ("Find meetings scheduled by Irene.", "Tencent Meeting"),
+    ("How do fans feel about more Mission: Impossible films?", "Zhihu"),
+    ("Calculate my phone credit from October to August.", "China Mobile"),
+    ("What is my latest email?", "Gmail"),
+])
+def test_rules_pick_apps_by_topic_when_none_is_named(question: str, first_app: str) -> None:
+    plan = decompose_by_rules(Query(text=question), TOPIC_APPS)
+    assert plan.subtasks and plan.subtasks[0].app_label == first_app, [s.app_label for s in plan.subtasks]
+    assert any("reads like a" in note for note in plan.notes)  # says why it picked them
