@@ -20,6 +20,7 @@ __all__ = [
     "find_mentioned_apps",
     "names_for",
     "resolve_app",
+    "strip_app_names",
 ]
 
 
@@ -112,6 +113,22 @@ def resolve_app(name: str, installed: Sequence[InstalledApp]) -> InstalledApp | 
             if best is None or score > best[0]:
                 best = (score, app)
     return best[1] if best is not None and best[0] >= 85 else None
+
+
+def strip_app_names(text: str, installed: Sequence[InstalledApp], mark: str = " , ") -> str:
+    """``text`` with every installed app's names (and their possessive) replaced by ``mark``.
+
+    Names are matched as :func:`find_mentioned_apps` matches them: whole words, short
+    names in their exact case ("RED" is Rednote, "redemption" is not).
+    """
+    for app in installed:
+        for name in sorted(names_for(app), key=len, reverse=True):
+            if _CJK_RE.search(name):
+                text = text.replace(name, mark)
+                continue
+            flags = 0 if len(_key(name)) < _FUZZY_MIN else re.IGNORECASE
+            text = re.sub(rf"(?<![\w.]){re.escape(name)}(?:['’]s\b)?(?![\w])", mark, text, flags=flags)
+    return text
 
 
 def _position(name: str, text: str) -> int:

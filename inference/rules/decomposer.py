@@ -16,7 +16,14 @@ import re
 from collections.abc import Sequence
 
 from droidretriever.models import PageMode, Plan, Query
-from inference.rules.apps import InstalledApp, find_mentioned_apps, names_for, resolve_app
+from inference.rules.apps import (
+    InstalledApp,
+    find_mentioned_apps,
+    names_for,
+    resolve_app,
+    strip_app_names,
+)
+from inference.rules.lexicon import find_goal_concepts, load_lexicon
 from inference.rules.plan import MAX_TERMS, build_plan
 
 __all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
@@ -133,6 +140,12 @@ def decompose_by_rules(query: Query, installed: Sequence[InstalledApp]) -> Plan:
         terms = tuple(named) or terms
         apps = [settings_app]
         notes.append("a permissions question: answered in Settings, searching for the app")
+    if terms and not _quoted(query.text) and _is_about_a_place(query.text, apps):
+        # "my ride expenses", "default currency units": pages reached through Me or
+        # Settings, which an app's search box (for products, posts) does not find.
+        terms = ()
+        notes.append("asks for a page of the app (an account or settings page): navigating to "
+                     "it rather than searching")
     if not terms:
         notes.append("found no search term: each app's task starts from its home screen")
     mode, cue = choose_page_mode(query.text)
@@ -156,11 +169,8 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(text)]
     if quoted:
         return tuple(dict.fromkeys(q.strip() for q in quoted))[:MAX_TERMS]
-    stripped = text
-    for app in installed:
-        for name in sorted(names_for(app), key=len, reverse=True):
-            # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
-            stripped = re.sub(re.escape(name) + r"(?:['’]s\b)?", " , ", stripped, flags=re.IGNORECASE)
+    # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
+    stripped = strip_app_names(text, installed)
     phrases = _latin_phrases(stripped) + _cjk_phrases(stripped)
     named = [p for p in phrases if _is_named(p)]
     chosen = named or sorted(phrases, key=len, reverse=True)[:1]
@@ -194,6 +204,17 @@ def _cjk_phrases(text: str) -> list[str]:
 def _is_named(phrase: str) -> bool:
     """A phrase with a capital, a digit or CJK: a product, title or place, worth searching."""
     return bool(_CJK_RE.search(phrase) or re.search(r"[A-Z0-9]", phrase))
+
+
+def _quoted(text: str) -> bool:
+    return _QUOTED_RE.search(text) is not None
+
+
+def _is_about_a_place(text: str, apps: Sequence[InstalledApp]) -> bool:
+    """The question asks for pages reached through hubs (Me, Settings), naming no entity."""
+    goal = find_goal_concepts(text, None, apps[0].label if apps else "")
+    concepts = load_lexicon().concepts
+    return not goal.entities and any(concepts[c].via for c in goal.targets)
 
 
 def _settings_app(installed: Sequence[InstalledApp]) -> InstalledApp | None:

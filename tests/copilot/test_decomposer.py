@@ -62,8 +62,8 @@ def test_rules_page_mode_cues_and_aliases() -> None:
 
 
 def test_rules_drop_possessives_and_contractions_but_keep_names_with_them() -> None:
-    assert plan_summary("What are McDonald's community guidelines?") == [
-        ("com.mcdonalds.app", "community guidelines", PageMode.FOCUSED)
+    assert plan_summary("What is Meituan's Big Mac price?") == [
+        ("com.sankuai.meituan", "Big Mac", PageMode.FOCUSED)
     ]
     assert plan_summary("What's the Big Mac price on Meituan?") == [
         ("com.sankuai.meituan", "Big Mac", PageMode.FOCUSED)
@@ -176,3 +176,23 @@ def test_rules_pick_apps_by_topic_when_none_is_named(question: str, first_app: s
     plan = decompose_by_rules(Query(text=question), TOPIC_APPS)
     assert plan.subtasks and plan.subtasks[0].app_label == first_app, [s.app_label for s in plan.subtasks]
     assert any("reads like a" in note for note in plan.notes)  # says why it picked them
+
+
+def test_rules_navigate_to_account_and_settings_pages_instead_of_searching_for_them() -> None:
+    for question in ("What are McDonald's community guidelines?", "Show my total ride expenses on Taobao.",
+                     "List all default currency units on JD."):
+        plan = decompose_by_rules(Query(text=question), INSTALLED)
+        assert [s.search_term for s in plan.subtasks] == [None], question
+        assert any("navigating to it rather than searching" in note for note in plan.notes)
+    # A thing named in the question is still searched for.
+    assert plan_summary("Show my orders of the VIVO X100 Ultra on JD") == [
+        ("com.jingdong.app.mall", "VIVO X100 Ultra", PageMode.FOCUSED)
+    ]
+
+
+def test_short_app_names_are_not_cut_out_of_words() -> None:
+    rednote = [*INSTALLED, InstalledApp(label="Rednote", package="com.xingin.xhs")]  # also called "RED"
+    assert extract_search_terms("List ticket redemption rights for members.", rednote) == (
+        "ticket redemption rights",
+    )
+    assert extract_search_terms("Translate the Red Velvet notice on RED", rednote) == ("Red Velvet notice",)
