@@ -55,6 +55,7 @@ from inference.rules import (
     load_lexicon,
     match_concept,
 )
+from inference.rules.evaluator import mentions_term
 
 __all__ = [
     "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
@@ -235,6 +236,10 @@ class SkillsPolicy:
         if not context.searched:
             return None  # a feed before searching is not the results list
         screen = context.screen
+        if not mentions_term(screen, context.subtask.search_term):
+            # Back from a search that found nothing, on the home feed: its cards are not
+            # results of the term (they once took a question about OPPO to a RAM module).
+            return None
         items = find_list_items(screen)
         if not items:
             return None

@@ -170,6 +170,13 @@ def test_the_first_unvisited_result_is_opened_and_visited_ones_are_masked() -> N
     assert isinstance(skipped.action, Tap) and skipped.action.target == "item2"
 
 
+def test_after_a_search_that_found_nothing_the_home_feed_is_not_taken_for_results() -> None:
+    feed = results_screen(term="Kingston DDR5 RAM", count=4)  # cards, but not of the term
+    feed = feed.model_copy(update={"elements": tuple(e for e in feed.elements if e.id != "search")})
+    decision = SKILLS.decide(context(feed, history=SEARCHED))
+    assert decision is None or decision.skill != "open_result"
+
+
 def test_a_visited_result_keeps_its_signature_after_a_scroll() -> None:
     screen = results_screen(count=5)
     scrolled = screen.model_copy(update={"elements": tuple(
