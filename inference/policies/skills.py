@@ -29,6 +29,7 @@ the person, and the evaluator pauses on them before any policy runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
@@ -44,7 +45,13 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
-from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
+from inference.policies.base import (
+    Decision,
+    PolicyContext,
+    TakenAction,
+    is_dialog_open,
+    item_signature,
+)
 from inference.rules import (
     count_text_lines,
     find_goal_concepts,
@@ -236,7 +243,7 @@ class SkillsPolicy:
         if not context.searched:
             return None  # a feed before searching is not the results list
         screen = context.screen
-        if not mentions_term(screen, context.subtask.search_term):
+        if _left_the_results(context.history) or not mentions_term(screen, context.subtask.search_term):
             # Back from a search that found nothing, on the home feed: its cards are not
             # results of the term (they once took a question about OPPO to a RAM module).
             return None
@@ -308,6 +315,25 @@ class SkillsPolicy:
             return _decision(Back(reason="not the target page: back to the branch point"),
                              "back_to_branch")
         return None
+
+
+def _left_the_results(history: Sequence[TakenAction]) -> bool:
+    """Whether a Back since the last search went above its results page (to where it was typed)."""
+    searches = [i for i, t in enumerate(history)
+                if isinstance(t.action, Input) and t.action.submit and t.applied]
+    if not searches:
+        return False
+    depth = 0  # pages below the results page
+    for taken in history[searches[-1] + 1:]:
+        if not taken.applied:
+            continue
+        if isinstance(taken.action, Back):
+            depth -= 1
+            if depth < 0:
+                return True
+        elif isinstance(taken.action, Tap) and taken.opened_result:
+            depth += 1
+    return False
 
 
 def _decision(action: Input | Tap | Back | OpenApp | Scroll, skill: str) -> Decision:

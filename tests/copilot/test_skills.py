@@ -175,6 +175,15 @@ def test_after_a_search_that_found_nothing_the_home_feed_is_not_taken_for_result
     feed = feed.model_copy(update={"elements": tuple(e for e in feed.elements if e.id != "search")})
     decision = SKILLS.decide(context(feed, history=SEARCHED))
     assert decision is None or decision.skill != "open_result"
+    # The search box kept the term, but a Back right after the search left its results.
+    home = results_screen(term="Big Mac", count=4)
+    backed = (*SEARCHED, TakenAction(action=Back(), instruction="Press Back", policy="skills"))
+    decision = SKILLS.decide(context(home, history=backed))
+    assert decision is None or decision.skill != "open_result"
+    # Back from an opened result returns to the results: the next one is opened.
+    opened = (*SEARCHED, TakenAction(action=Tap(target="item0"), instruction="Tap [item0]", policy="skills",
+                                     opened_result=True), *backed[1:])
+    assert decide(home, history=opened).skill == "open_result"
 
 
 def test_a_visited_result_keeps_its_signature_after_a_scroll() -> None:
