@@ -62,7 +62,6 @@ from inference.rules import (
     load_lexicon,
     match_concept,
 )
-from inference.rules.evaluator import mentions_term
 
 __all__ = [
     "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
@@ -85,7 +84,11 @@ _FORBIDDEN = re.compile(
     r"pay|checkout|place order|order now|buy|purchase|log ?in|sign ?in|sign up|register|delete|"
     r"agree|accept|allow|add to (?:cart|bag|basket)|start navigation|"
     r"支付|付款|结算|下单|提交订单|购买|登录|注册|删除|同意|允许|加入购物车|开始导航|"
-    r"결제|주문|로그인|삭제|동의|허용|장바구니 담기|支払|注文|ログイン|削除|同意|許可|カートに入れる",
+    r"결제|주문|로그인|삭제|동의|허용|장바구니 담기|支払|注文|ログイン|削除|同意|許可|カートに入れる|"
+    # Sending, posting and following act in the person's name: never the agent's to do.
+    r"\bsend\b|\breply\b|\bforward\b|\bpublish\b|\bshare\b|\bfollow\b|\blike\b|\bsubscribe\b|"
+    r"write an? (?:answer|review|comment)|发送|回复|转发|发布|分享|关注|点赞|写回答|写评论|投币|"
+    r"보내기|답장|공유|팔로우|좋아요|送信|返信|共有|フォロー|いいね",
     re.IGNORECASE,
 )
 _GOAL_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
@@ -100,7 +103,7 @@ _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 
 
 def is_forbidden(label: str) -> bool:
-    """Whether a skill must never tap ``label``: it pays, logs in, deletes or agrees."""
+    """Whether a skill must never tap ``label``: it pays, logs in, deletes, agrees or sends."""
     return bool(_FORBIDDEN.search(label))
 
 
@@ -243,9 +246,10 @@ class SkillsPolicy:
         if not context.searched:
             return None  # a feed before searching is not the results list
         screen = context.screen
-        if _left_the_results(context.history) or not mentions_term(screen, context.subtask.search_term):
+        if _left_the_results(context.history):
             # Back from a search that found nothing, on the home feed: its cards are not
             # results of the term (they once took a question about OPPO to a RAM module).
+            # The term itself need not show: English terms find Chinese results.
             return None
         items = find_list_items(screen)
         if not items:

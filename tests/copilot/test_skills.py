@@ -17,6 +17,7 @@ from droidretriever.models import (
 )
 from inference.policies import PolicyContext, SkillsPolicy, TakenAction, item_signature
 from inference.policies.base import Decision
+from inference.policies.skills import is_forbidden
 from inference.rules import detect_page_type, find_list_items
 from tests.copilot.screens import element, perceived, results_screen, screen_of
 
@@ -171,10 +172,6 @@ def test_the_first_unvisited_result_is_opened_and_visited_ones_are_masked() -> N
 
 
 def test_after_a_search_that_found_nothing_the_home_feed_is_not_taken_for_results() -> None:
-    feed = results_screen(term="Kingston DDR5 RAM", count=4)  # cards, but not of the term
-    feed = feed.model_copy(update={"elements": tuple(e for e in feed.elements if e.id != "search")})
-    decision = SKILLS.decide(context(feed, history=SEARCHED))
-    assert decision is None or decision.skill != "open_result"
     # The search box kept the term, but a Back right after the search left its results.
     home = results_screen(term="Big Mac", count=4)
     backed = (*SEARCHED, TakenAction(action=Back(), instruction="Press Back", policy="skills"))
@@ -209,3 +206,12 @@ def test_a_list_view_goal_does_not_open_results_and_a_feed_before_searching_is_n
     assert SKILLS.decide(context(screen, subtask(mode=PageMode.LIST_VIEW), history=SEARCHED)) is None
     before = decide(screen)  # not searched yet: the field on the page is typed into first
     assert before.skill == "type_search"
+
+
+@pytest.mark.parametrize(("label", "forbidden"), [
+    ("写回答", True), ("关注问题", True), ("Reply", True), ("Forward", True), ("Share", True),
+    ("Follow", True), ("点赞", True), ("팔로우", True), ("送信", True),
+    ("Following", False), ("Posts", False), ("Likely matches", False), ("评论", False), ("全部回答", False),
+])
+def test_sending_posting_and_following_are_never_tapped(label: str, forbidden: bool) -> None:
+    assert is_forbidden(label) is forbidden
