@@ -76,6 +76,7 @@ _MULTI_PAGE_CUES = (
 _LIST_VIEW_CUES = (
     r"\blist\b", r"\ball\b", r"\boptions\b", r"\bhow many\b", r"\bwhich\b.{0,60}\bavailable\b",
     r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b",
+    r"\bfind (?:all |my )?(?!\w*ss\b)[a-z]{3,}s (?:scheduled|booked|saved|sent|ordered|from|by|with|in|on)\b",
     "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
 )
 

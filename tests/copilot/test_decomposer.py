@@ -11,7 +11,7 @@ from droidretriever.models import PageMode, Query
 from inference.llm import LLMClient
 from inference.roles.decomposer import decompose, decompose_with_model
 from inference.rules import InstalledApp, decompose_by_rules
-from inference.rules.decomposer import extract_search_terms
+from inference.rules.decomposer import choose_page_mode, extract_search_terms
 from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 INSTALLED = [
@@ -196,3 +196,13 @@ def test_short_app_names_are_not_cut_out_of_words() -> None:
         "ticket redemption rights",
     )
     assert extract_search_terms("Translate the Red Velvet notice on RED", rednote) == ("Red Velvet notice",)
+
+
+@pytest.mark.parametrize(("question", "mode"), [
+    ("Find meetings scheduled by Irene.", PageMode.LIST_VIEW),  # several things: a list
+    ("Find my orders from JD", PageMode.LIST_VIEW),
+    ("Find address by postcode", PageMode.FOCUSED),  # one thing
+    ("Find out how fans feel about more films", PageMode.FOCUSED),
+])
+def test_rules_read_find_with_a_plural_as_a_list(question: str, mode: PageMode) -> None:
+    assert choose_page_mode(question)[0] is mode
