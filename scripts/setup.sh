@@ -30,9 +30,14 @@ fi
 stamp=.venv/.droidretriever-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
   echo "==> installing droidretriever[dev] (pinned by constraints.txt)"
-  python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  python -m pip install -q -c constraints.txt -e ".[dev]" 2>&1 | grep -v "^WARNING: Location" || true
-  python -c "import droidretriever, prefect, celery, adbutils, rapidocr_onnxruntime" 
+  # pip's output goes to a log, shown only when it fails: a failed install must stop here.
+  log=.venv/pip-install.log
+  if ! { python -m pip install -q --upgrade pip && python -m pip install -q -c constraints.txt -e ".[dev]"; } >"$log" 2>&1; then
+    tail -n 40 "$log"
+    echo "setup failed: pip could not install droidretriever[dev] (full log: $log)" >&2
+    exit 1
+  fi
+  python -c "import droidretriever, prefect, celery, adbutils, rapidocr_onnxruntime"
   touch "$stamp"
 fi
 echo "==> setup done (activate with: . .venv/bin/activate)"
