@@ -38,6 +38,7 @@ from inference.perception import (
     observe_droidbot_state,
 )
 from inference.perception.image import decode_screenshot
+from tests.support.adbutils_phone import observe_with_adbutils
 
 __all__ = ["bench_ocr", "bench_parse", "bench_steps", "bench_virtual_phones", "main", "plot_step_costs"]
 
@@ -138,18 +139,6 @@ def time_steps(
     return plain, ocr, needed, engine.hits
 
 
-def _observe_phone(device: adbutils.AdbDevice, step: int) -> Observation:
-    png = device.shell("screencap -p", encoding=None)
-    xml = device.dump_hierarchy()
-    current = device.app_current()
-    size = device.window_size()
-    return Observation(
-        serial=device.serial or "", step=step, package=current.package,
-        activity=current.activity, width=size.width, height=size.height,
-        screenshot_png=png, hierarchy_xml=xml,
-    )
-
-
 def _act(device: adbutils.AdbDevice, screen: Observation, verb: str, argument: str) -> None:
     """One step of the walk, aimed by grounding on the current (hierarchy-only) perception."""
     middle, width = screen.height // 2, screen.width // 2
@@ -177,12 +166,12 @@ def _act(device: adbutils.AdbDevice, screen: Observation, verb: str, argument: s
 def iter_sim_walk(device: adbutils.AdbDevice) -> Iterator[tuple[Observation, float]]:
     """Every observation of the walk (the launcher first) and the seconds it took."""
     start = time.perf_counter()
-    screen = _observe_phone(device, 0)
+    screen = observe_with_adbutils(device, 0)
     yield screen, time.perf_counter() - start
     for step, (verb, argument) in enumerate(_SIM_WALK, start=1):
         _act(device, screen, verb, argument)
         start = time.perf_counter()
-        screen = _observe_phone(device, step)
+        screen = observe_with_adbutils(device, step)
         yield screen, time.perf_counter() - start
 
 

@@ -28,6 +28,7 @@ from inference.perception import (
     describe_screen,
     ground_instruction,
 )
+from tests.support.adbutils_phone import observe_with_adbutils
 
 _EXAMPLE_APPS = ("settings", "mcdonalds", "meituan")
 _MEITUAN = "com.sankuai.meituan"
@@ -51,19 +52,6 @@ class Tour(BaseModel):
 def _example_catalog() -> Catalog:
     apps = [load_app(APPS_DIR / f"{name}.yaml") for name in _EXAMPLE_APPS]
     return Catalog(apps={app.package: app for app in apps})
-
-
-def observe(device: adbutils.AdbDevice, step: int) -> Observation:
-    """One observation, taken as a device driver takes it."""
-    png = device.shell("screencap -p", encoding=None)
-    xml = device.dump_hierarchy()
-    current = device.app_current()
-    size = device.window_size()
-    return Observation(
-        serial=device.serial or "", step=step, package=current.package,
-        activity=current.activity, width=size.width, height=size.height,
-        screenshot_png=png, hierarchy_xml=xml,
-    )
 
 
 def tap(device: adbutils.AdbDevice, perception: Perception, instruction: str) -> None:
@@ -118,31 +106,31 @@ def tour(sim: SimServer, perceiver: Perceiver) -> Tour:
     Meituan -> Permissions, navigated by grounding instructions on perceived screens."""
     sim.control.reset("boot")
     device = adbutils.AdbClient("127.0.0.1", sim.port).device(sim.serials[0])
-    screens: dict[str, Observation] = {"launcher": observe(device, 0)}
+    screens: dict[str, Observation] = {"launcher": observe_with_adbutils(device, 0)}
     tap(device, perceiver.perceive(screens["launcher"]), "Tap [Meituan]")
     dismiss_dialogs(device)
-    screens["meituan_home"] = home = observe(device, 1)
+    screens["meituan_home"] = home = observe_with_adbutils(device, 1)
     device.swipe(540, 1700, 540, 1000, 0.5)
-    scrolled = observe(device, 2)
+    scrolled = observe_with_adbutils(device, 2)
     device.swipe(540, 1000, 540, 1700, 0.5)
-    scrolled_back = observe(device, 3)
+    scrolled_back = observe_with_adbutils(device, 3)
     tap(device, perceiver.perceive(home), "Tap [和府捞面 (徐汇店)]")
     device.keyevent("BACK")
-    revisited = observe(device, 4)
+    revisited = observe_with_adbutils(device, 4)
     tap(device, perceiver.perceive(home), "Tap [搜索商家、商品名称]")
     type_text(device, "汉堡")
     device.keyevent("ENTER")
-    screens["search_results"] = results = observe(device, 5)
+    screens["search_results"] = results = observe_with_adbutils(device, 5)
     tap(device, perceiver.perceive(results), "Tap [汉堡王 (美罗城店)]")
-    screens["store"] = observe(device, 6)
+    screens["store"] = observe_with_adbutils(device, 6)
     sim.control.advance_clock(600)
-    store_later = observe(device, 7)
+    store_later = observe_with_adbutils(device, 7)
     device.app_start("com.android.settings")
-    settings = observe(device, 8)
+    settings = observe_with_adbutils(device, 8)
     tap(device, perceiver.perceive(settings), "Tap [Apps]")
-    tap(device, perceiver.perceive(observe(device, 9)), "Tap [Meituan]")
-    tap(device, perceiver.perceive(observe(device, 10)), "Tap [Permissions]")
-    screens["permissions"] = observe(device, 11)
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 9)), "Tap [Meituan]")
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 10)), "Tap [Permissions]")
+    screens["permissions"] = observe_with_adbutils(device, 11)
     return Tour(
         screens=screens, home_revisited=revisited, home_scrolled=scrolled,
         home_scrolled_back=scrolled_back, store_later=store_later,
@@ -248,21 +236,21 @@ def test_redaction_removes_secrets_typed_on_the_phone(
     """Plant a phone number and a code in McDonald's log-in form, an e-mail in Settings search."""
     device.app_start("com.mcdonalds.gma.cn")
     dismiss_dialogs(device)
-    tap(device, perceiver.perceive(observe(device, 0)), "Tap [Me]")  # logged out: log-in page
-    login = perceiver.perceive(observe(device, 1))
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 0)), "Tap [Me]")  # logged out: log-in page
+    login = perceiver.perceive(observe_with_adbutils(device, 1))
     tap(device, login, "Tap [Phone number]")
     type_text(device, "13812345678")
     # A password field carries no text at all, not even its hint: tap it by its flag.
     code_field = next(e for e in login.screen.elements if e.password)
     device.click(code_field.bounds.center.x, code_field.bounds.center.y)
     type_text(device, "246810")
-    filled = observe(device, 2)
+    filled = observe_with_adbutils(device, 2)
     assert "13812345678" in filled.hierarchy_xml  # the secret is really on screen
     device.app_start("com.android.settings")
-    tap(device, perceiver.perceive(observe(device, 3)), "Tap [Search settings]")
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 3)), "Tap [Search settings]")
     type_text(device, "alice@example.com")
     device.keyevent("ENTER")
-    searched = observe(device, 4)
+    searched = observe_with_adbutils(device, 4)
     assert "alice@example.com" in searched.hierarchy_xml
 
     redactor = Redactor()
@@ -288,12 +276,12 @@ def test_redaction_masks_the_checkout_delivery_address(
 ) -> None:
     device.app_start(_MEITUAN)
     dismiss_dialogs(device)
-    home = perceiver.perceive(observe(device, 0))
+    home = perceiver.perceive(observe_with_adbutils(device, 0))
     tap(device, home, "Tap [外卖]")
-    tap(device, perceiver.perceive(observe(device, 1)), "Tap [汉堡王 (美罗城店)]")
-    tap(device, perceiver.perceive(observe(device, 2)), "Tap [Whopper]")
-    tap(device, perceiver.perceive(observe(device, 3)), "Tap [去结算]")
-    checkout = perceiver.perceive(observe(device, 4))
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 1)), "Tap [汉堡王 (美罗城店)]")
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 2)), "Tap [Whopper]")
+    tap(device, perceiver.perceive(observe_with_adbutils(device, 3)), "Tap [去结算]")
+    checkout = perceiver.perceive(observe_with_adbutils(device, 4))
     plain = describe_screen(checkout.screen, checkout.blocks).text
     assert "漕溪北路 88 号" in plain  # the planted address is on screen
     masked = describe_screen(checkout.screen, checkout.blocks, redactor=Redactor()).text
