@@ -15,7 +15,6 @@ from pathlib import Path
 from device_farm.models import DeviceState
 from device_farm.processes import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
-from device_farm.sim import APPS_DIR, Catalog, load_app
 from droidretriever.config import Settings, load_settings
 
 FAST_FARM = {
@@ -44,16 +43,6 @@ def farm_settings(env: dict[str, str]) -> Settings:
                 os.environ[key] = value
 
 
-EXAMPLE_APPS = ("meituan.yaml", "mcdonalds.yaml", "settings.yaml")
-
-
-def example_catalog() -> Catalog:
-    """The simulator's three example apps only: the farm tests do not depend on the rest
-    of the catalog (other engineers add apps to it while these tests run)."""
-    apps = [load_app(APPS_DIR / name) for name in EXAMPLE_APPS]
-    return Catalog(apps={app.package: app for app in apps})
-
-
 class FarmProcesses:
     """Workers (one per serial) and a monitor, started like `farm up` starts them."""
 
@@ -62,9 +51,11 @@ class FarmProcesses:
         self.workers: dict[str, ProcessRecord] = {}
         self.monitor: ProcessRecord | None = None
 
+    worker_module = "tasks.device_worker"  # what `python -m` runs as a phone's worker
+
     def start_worker(self, serial: str) -> ProcessRecord:
         record = start_process(self.state_dir, f"worker-{serial}-{time.monotonic_ns()}", [
-            "python", "-m", "tasks.device_worker", "--serial", serial, "--adb-host", "127.0.0.1",
+            "python", "-m", self.worker_module, "--serial", serial, "--adb-host", "127.0.0.1",
             "--adb-port", str(self.sim_port), "--loglevel", "WARNING",
         ], env=self.env)
         self.workers[serial] = record

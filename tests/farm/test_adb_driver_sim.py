@@ -16,7 +16,7 @@ from device_farm.errors import DeviceCommandFailed, DeviceLost, InputNotApplied
 from device_farm.models import Key
 from device_farm.sim import SimServer
 from droidretriever.models import Bounds, ScrollDirection
-from tests.farm.harness import example_catalog
+from tests.support.example_apps import example_catalog
 
 MEITUAN = "com.sankuai.meituan"
 

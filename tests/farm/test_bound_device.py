@@ -13,7 +13,7 @@ from device_farm.registry import DeviceRegistry, open_redis
 from device_farm.sim import SimServer
 from droidretriever.config import BudgetSettings, FarmSettings, load_settings
 from tasks.bound_device import BoundDevice
-from tests.farm.harness import example_catalog
+from tests.support.example_apps import example_catalog
 
 
 @pytest.fixture()

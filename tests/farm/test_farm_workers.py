@@ -35,12 +35,12 @@ from tasks.farm_tasks import (
 from tests.farm.harness import (
     FAST_FARM,
     FarmProcesses,
-    example_catalog,
     farm_env,
     farm_settings,
     wait_for_idle,
     wait_until,
 )
+from tests.support.example_apps import example_catalog
 
 MEITUAN = "com.sankuai.meituan"
 MCDONALDS = "com.mcdonalds.gma.cn"

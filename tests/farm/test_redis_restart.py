@@ -18,12 +18,12 @@ from tasks.farm_tasks import DIAGNOSE, DiagnoseRequest, DiagnoseResult
 from tests.conftest import free_port, wait_for_port
 from tests.farm.harness import (
     FarmProcesses,
-    example_catalog,
     farm_env,
     farm_settings,
     wait_for_idle,
     wait_until,
 )
+from tests.support.example_apps import example_catalog
 
 
 class OwnRedis:

@@ -11,7 +11,7 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceCommandFailed
 from device_farm.sim import APPS_DIR, Catalog, ControlError, SimServer, SimServerError, load_app
 from droidretriever.models import Bounds
-from tests.farm.harness import example_catalog
+from tests.support.example_apps import example_catalog
 
 MEITUAN = "com.sankuai.meituan"
 MCDONALDS = "com.mcdonalds.gma.cn"

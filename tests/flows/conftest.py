@@ -5,7 +5,6 @@ and the farm monitor.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,6 @@ from pathlib import Path
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
-from device_farm.processes import ProcessRecord, start_process
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
@@ -24,13 +22,7 @@ from tests.farm.harness import FarmProcesses, farm_env, wait_for_idle
 class FlowFarmProcesses(FarmProcesses):
     """Workers that serve the probe task too (tests/flows/worker.py)."""
 
-    def start_worker(self, serial: str) -> ProcessRecord:
-        record = start_process(self.state_dir, f"worker-{serial}-{time.monotonic_ns()}", [
-            "python", "-m", "tests.flows.worker", "--serial", serial, "--adb-host", "127.0.0.1",
-            "--adb-port", str(self.sim_port), "--loglevel", "WARNING",
-        ], env=self.env)
-        self.workers[serial] = record
-        return record
+    worker_module = "tests.flows.worker"
 
 
 @dataclass

@@ -15,7 +15,7 @@ import adbutils
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from device_farm.sim import SimServer
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds, ElementSource
 from inference.perception import (
@@ -29,8 +29,8 @@ from inference.perception import (
     ground_instruction,
 )
 from tests.support.adbutils_phone import observe_with_adbutils
+from tests.support.example_apps import example_catalog
 
-_EXAMPLE_APPS = ("settings", "mcdonalds", "meituan")
 _MEITUAN = "com.sankuai.meituan"
 _DIALOG_IDS = ('resource-id="android:id/parentPanel"', "permissioncontroller:id/grant_dialog")
 _TOUR = ("launcher", "meituan_home", "search_results", "store", "permissions")
@@ -47,11 +47,6 @@ class Tour(BaseModel):
     home_scrolled: Observation  # scrolled down ...
     home_scrolled_back: Observation  # ... and back up
     store_later: Observation  # the store page ten minutes later: the status-bar clock moved
-
-
-def _example_catalog() -> Catalog:
-    apps = [load_app(APPS_DIR / f"{name}.yaml") for name in _EXAMPLE_APPS]
-    return Catalog(apps={app.package: app for app in apps})
 
 
 def tap(device: adbutils.AdbDevice, perception: Perception, instruction: str) -> None:
@@ -83,7 +78,7 @@ def node_bounds(xml: str, text: str) -> Bounds:
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[SimServer]:
-    with SimServer(phones=1, port=0, seed=7, catalog=_example_catalog()) as server:
+    with SimServer(phones=1, port=0, seed=7, catalog=example_catalog()) as server:
         yield server
 
 

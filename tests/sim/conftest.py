@@ -9,17 +9,11 @@ from collections.abc import Iterator
 import adbutils
 import pytest
 
-from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from device_farm.sim import SimServer
+from tests.support.example_apps import example_catalog
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _DIALOG_IDS = ("android:id/parentPanel", "com.android.permissioncontroller:id/grant_dialog")
-
-
-def example_catalog() -> Catalog:
-    """The three example apps of the format document: engine tests do not depend on the
-    rest of the catalog (its own tests check it)."""
-    apps = [load_app(APPS_DIR / f"{name}.yaml") for name in ("settings", "mcdonalds", "meituan")]
-    return Catalog(apps={a.package: a for a in apps})
 
 
 @pytest.fixture(scope="session")

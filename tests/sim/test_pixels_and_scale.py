@@ -11,7 +11,8 @@ import pytest
 from rapidfuzz import fuzz
 
 from device_farm.sim import SimServer
-from tests.sim.conftest import bounds, example_catalog, nodes, open_app
+from tests.sim.conftest import bounds, nodes, open_app
+from tests.support.example_apps import example_catalog
 
 
 @pytest.fixture(scope="module")
