@@ -126,6 +126,25 @@ class PrefectSettings(_Section):
     def port(self) -> int:
         return self.api_url.port or 4200
 
+    @property
+    def ui_url(self) -> str:
+        """The Prefect UI: the API URL without its ``/api`` path."""
+        return str(self.api_url).rstrip("/").removesuffix("/api")
+
+    def client_env(self) -> dict[str, str]:
+        """Environment for a process that runs Prefect code against this server.
+
+        Prefect's default profile falls back to a temporary in-process server when
+        no API URL is set; ours names the stack's server and forbids that fallback,
+        so a misconfigured process fails instead of serving or running nothing.
+        """
+        return {
+            "PREFECT_API_URL": str(self.api_url).rstrip("/"),
+            "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "DO_NOT_TRACK": "1",
+        }
+
 
 class LLMEndpoint(_Section):
     """One model role. An empty ``base_url`` means the role has no model (not faked)."""

@@ -49,6 +49,7 @@ __all__ = [
     "Screen",
     "Scroll",
     "ScrollDirection",
+    "ServingStatus",
     "StepRecord",
     "StepTimings",
     "SubTask",
@@ -644,3 +645,14 @@ class RunManifest(_Frozen):
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     error: str | None = None
+
+
+class ServingStatus(_Frozen):
+    """What the subscriptions service serves now (written by ``flows.serve``, read by ``status``)."""
+
+    pid: int
+    child_pid: int | None = None  # the process serving the deployments, None between restarts
+    deployments: tuple[str, ...] = ()  # Prefect deployment names, active and paused
+    paused: int = 0
+    updated_at: datetime = Field(default_factory=utcnow)
+    error: str | None = None  # why the last serving child stopped, if it did

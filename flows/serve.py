@@ -1,68 +1,155 @@
-"""``python -m flows.serve``: serve every subscription's deployment, following changes.
+"""``python -m flows.serve``: run every subscription on its schedule.
 
-Prefect's ``serve()`` serves the deployments it was started with, so this
-process supervises a child that serves them and restarts it whenever the set
-of subscriptions (or their schedules) changes; checked every ``--interval``
-seconds. Scheduled runs execute in the child, with this process's settings.
+This is the local stack's ``subscriptions`` service (``droidretriever up`` starts
+it after the Prefect server). The Prefect server's scheduler creates each
+subscription's flow runs; this process executes them. Prefect's ``serve()``
+serves the deployments it started with, so this process supervises a child that
+serves them and restarts it whenever the set of subscriptions (or a schedule)
+changes, checked every ``--interval`` seconds. What it serves is written to
+``--status-file`` for ``droidretriever status``.
+
+Both processes talk to the Prefect server the settings name
+(``DROIDRETRIEVER_PREFECT__API_URL``), never to a temporary one.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
+import os
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import FrameType
 
-from droidretriever.config import load_settings
-from flows.subscriptions import SubscriptionStore, to_deployment
-from storage import open_object_store
+from droidretriever.config import Settings, load_settings
+from droidretriever.models import ServingStatus
+from flows.subscriptions import SubscriptionStore, deployment_name, to_deployment
+from storage import StorageError, open_object_store
 
-__all__ = ["main", "serve_current", "subscription_signature"]
+__all__ = ["main", "serve_current", "subscription_signature", "write_status"]
 
 log = logging.getLogger(__name__)
 
+_PR_SET_PDEATHSIG = 1
+
 
 def subscription_signature(store: SubscriptionStore) -> tuple[tuple[str, str, bool], ...]:
-    """What the served set depends on: each subscription's id, cron and paused flag."""
-    return tuple((s.id, s.cron, s.paused) for s in store.list())
+    """What the served set depends on: each subscription's id, schedule and paused flag."""
+    return tuple((s.id, s.schedule, s.paused) for s in store.list())
 
 
-def serve_current() -> None:
+def serve_current(settings: Settings) -> None:
     """Serve the subscriptions that exist now (blocks; the supervisor restarts it on change)."""
     from prefect import serve
 
-    store = SubscriptionStore(open_object_store(load_settings()))
+    store = SubscriptionStore(open_object_store(settings))
     deployments = [to_deployment(s) for s in store.list()]
     if not deployments:
-        log.warning("no subscriptions yet; waiting for `droidretriever subscribe`")
+        log.info("no subscriptions yet; waiting for `droidretriever subscribe`")
         while True:
             time.sleep(3600)
-    serve(*deployments, print_starting_message=True)
+    # One run at a time: subscriptions share the farm's phones with everything else. A stopped
+    # service leaves the schedules active (runs go Late), it does not pause them.
+    serve(*deployments, print_starting_message=False, limit=1, pause_on_shutdown=False)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Supervise a serving child; restart it when subscriptions change."""
-    parser = argparse.ArgumentParser(description="Serve DroidRetriever subscriptions.")
-    parser.add_argument("--interval", type=float, default=30.0)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level="INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.child:
-        serve_current()
-        return
-    store = SubscriptionStore(open_object_store(load_settings()))
+def write_status(path: Path, status: ServingStatus) -> None:
+    """Write the status file whole (temp file + rename), readable only by us."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(status.model_dump_json())
+    temp.replace(path)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the supervisor dies, even by SIGKILL (Linux)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def _start_child(settings: Settings) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **settings.prefect.client_env()}
+    return subprocess.Popen([sys.executable, "-m", "flows.serve", "--child"], env=env,
+                            preexec_fn=_die_with_parent)
+
+
+def supervise(settings: Settings, status_file: Path | None, interval_s: float) -> None:
+    """Keep a child serving the current subscriptions; restart it when they change or it dies."""
+    store = SubscriptionStore(open_object_store(settings))
+    error: str | None = None
     while True:
-        signature = subscription_signature(store)
-        child = subprocess.Popen([sys.executable, "-m", "flows.serve", "--child"])
+        try:
+            signature = subscription_signature(store)
+        except StorageError as exc:
+            error = f"cannot read the subscriptions: {exc}"
+            log.warning("%s; retrying in %.0f s", error, interval_s)
+            _report(status_file, None, (), error)
+            time.sleep(interval_s)
+            continue
+        child = _start_child(settings)
         log.info("serving %d subscription(s) (pid %d)", len(signature), child.pid)
         try:
-            while child.poll() is None and subscription_signature(store) == signature:
-                time.sleep(args.interval)
+            while child.poll() is None:
+                _report(status_file, child.pid, signature, error)
+                time.sleep(interval_s)
+                try:
+                    if subscription_signature(store) != signature:
+                        log.info("subscriptions changed; restarting the serving process")
+                        break
+                except StorageError as exc:
+                    log.warning("cannot read the subscriptions (serving the last known set): %s",
+                                exc)
+            else:
+                error = f"the serving process exited with code {child.returncode}"
+                log.warning("%s; restarting it in %.0f s", error, interval_s)
+                _report(status_file, None, signature, error)
+                time.sleep(interval_s)
         finally:
             if child.poll() is None:
                 child.terminate()
-                child.wait(timeout=30)
+                try:
+                    child.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+
+
+def _report(path: Path | None, child_pid: int | None,
+            signature: tuple[tuple[str, str, bool], ...], error: str | None) -> None:
+    if path is None:
+        return
+    write_status(path, ServingStatus(
+        pid=os.getpid(), child_pid=child_pid,
+        deployments=tuple(deployment_name(sub_id) for sub_id, _, _ in signature),
+        paused=sum(1 for _, _, paused in signature if paused), error=error))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Supervise a serving child (or, with ``--child``, be it)."""
+    parser = argparse.ArgumentParser(description="Serve DroidRetriever subscriptions.")
+    parser.add_argument("--interval", type=float, default=10.0,
+                        help="seconds between checks for changed subscriptions")
+    parser.add_argument("--status-file", type=Path, default=None,
+                        help="where to write what is served (for `droidretriever status`)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level="INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    settings = load_settings()
+    if args.child:
+        serve_current(settings)
+        return
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    supervise(settings, args.status_file, args.interval)
 
 
 if __name__ == "__main__":

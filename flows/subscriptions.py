@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
+import builtins
 import secrets
-from datetime import datetime
-from typing import cast
+from datetime import datetime, timedelta
+from typing import Self, cast
 from uuid import UUID
 
 import httpx
@@ -23,7 +24,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.schedules import CronSchedule
 from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectNotFound, PrefectException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from droidretriever.config import load_settings
 from droidretriever.models import Capture, PageMode, utcnow
@@ -32,32 +33,40 @@ from flows.models import RetrieveRequest
 from flows.notifiers import ChangeNotice, NotifierSpec, notifier_for
 from flows.retrieve import retrieve
 from flows.runtime import open_services
+from flows.ui import current_flow_run_id
 from storage import ObjectNotFoundError, ObjectStore, RunKeys
 from tasks.synthesis import FactSet, diff_facts, extract_facts
 
 __all__ = [
+    "ScheduleState",
+    "ScheduledRun",
     "Subscription",
     "SubscriptionCheck",
     "SubscriptionStore",
     "check_subscription",
     "delete_subscription",
     "deployment_name",
+    "read_schedule_state",
     "schedule_subscription",
     "set_subscription_paused",
     "to_deployment",
 ]
 
 _PREFIX = "subscriptions/"
+# The Prefect server's scheduler looks at new deployments every 5 s and the runner polls
+# every 10 s: a shorter interval would only pile up late runs.
+MIN_INTERVAL_S = 10
 
 
 class Subscription(BaseModel):
-    """A question asked on a cron schedule, and who hears about changes."""
+    """A question asked on a schedule (a cron or a fixed interval), and who hears about changes."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=r"^sub-[a-z0-9]{6,}$")
     query: str = Field(min_length=1, max_length=2000)
-    cron: str
+    cron: str | None = None
+    interval_s: int | None = Field(default=None, ge=MIN_INTERVAL_S)
     apps: tuple[str, ...] = ()
     mode: PageMode | None = None
     browsing_limit: int = Field(default=3, ge=1, le=20)
@@ -68,16 +77,34 @@ class Subscription(BaseModel):
 
     @field_validator("cron")
     @classmethod
-    def _five_fields(cls, value: str) -> str:
+    def _five_fields(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         try:
             CronSchedule(cron=value)
         except ValueError:
             raise ValueError(f"{value!r} is not a cron expression such as '0 8 * * *'") from None
         return value
 
+    @model_validator(mode="after")
+    def _one_schedule(self) -> Self:
+        if (self.cron is None) == (self.interval_s is None):
+            raise ValueError("give a subscription either a cron schedule or an interval")
+        return self
+
+    @property
+    def schedule(self) -> str:
+        """The schedule in words: ``cron 0 8 * * *``, ``every 30 s``, ``every 2 h``."""
+        if self.interval_s is None:
+            return f"cron {self.cron}"
+        for unit, seconds in (("d", 86400), ("h", 3600), ("min", 60)):
+            if self.interval_s % seconds == 0:
+                return f"every {self.interval_s // seconds} {unit}"
+        return f"every {self.interval_s} s"
+
     @classmethod
-    def create(cls, query: str, cron: str, **options: object) -> Subscription:
-        """A new subscription with a fresh id."""
+    def create(cls, query: str, cron: str | None = None, **options: object) -> Subscription:
+        """A new subscription with a fresh id (a cron, or ``interval_s=`` seconds)."""
         return cls.model_validate({"id": f"sub-{secrets.token_hex(4)}", "query": query,
                                    "cron": cron, **options})
 
@@ -94,6 +121,8 @@ class SubscriptionCheck(BaseModel):
     changed: bool
     notified: bool
     summary: str
+    flow_run_id: str | None = None  # the Prefect flow run of this check
+    finished_at: datetime = Field(default_factory=utcnow)
 
 
 class SubscriptionStore:
@@ -147,6 +176,18 @@ class SubscriptionStore:
             self._store.delete(info.key)
         return len(infos)
 
+    def save_check(self, check: SubscriptionCheck) -> None:
+        """Keep what one scheduled run found, beside its report."""
+        self._store.put_bytes(self.run_key(check.subscription_id, check.run_id, "check.json"),
+                              check.model_dump_json(indent=2).encode(), "application/json")
+
+    def list_checks(self, subscription_id: str) -> builtins.list[SubscriptionCheck]:
+        """The subscription's finished runs, newest first."""
+        keys = [i.key for i in self._store.list_objects(f"{_PREFIX}{subscription_id}/")
+                if i.key.endswith("/check.json")]
+        checks = [SubscriptionCheck.model_validate_json(self._store.get_bytes(k)) for k in keys]
+        return sorted(checks, key=lambda c: c.finished_at, reverse=True)
+
     def read_latest_facts(self, subscription_id: str) -> FactSet | None:
         """The facts of the subscription's previous run, if it had one."""
         try:
@@ -184,6 +225,7 @@ def load_run_captures(store: ObjectStore, run_id: str, capture_ids: tuple[str, .
 def check_subscription(subscription_id: str) -> SubscriptionCheck:
     """Ask the subscription's question again; notify only if the facts changed since last time."""
     services = open_services(load_settings())
+    flow_run_id = current_flow_run_id()
     subs = SubscriptionStore(services.store)
     sub = subs.load(subscription_id)
     outcome = retrieve(RetrieveRequest(text=sub.query, apps=sub.apps, mode=sub.mode,
@@ -206,9 +248,12 @@ def check_subscription(subscription_id: str) -> SubscriptionCheck:
             subscription_id=sub.id, query=sub.query, run_id=outcome.run_id, summary=summary,
             report_key=kept))
         notified = True
-    return SubscriptionCheck(subscription_id=sub.id, run_id=outcome.run_id, report_key=kept,
-                             facts=len(facts.facts), changed=bool(summary and summary.changed),
-                             notified=notified, summary=text)
+    check = SubscriptionCheck(subscription_id=sub.id, run_id=outcome.run_id, report_key=kept,
+                              facts=len(facts.facts), changed=bool(summary and summary.changed),
+                              notified=notified, summary=text,
+                              flow_run_id=str(flow_run_id) if flow_run_id else None)
+    subs.save_check(check)
+    return check
 
 
 def deployment_name(subscription_id: str) -> str:
@@ -217,12 +262,14 @@ def deployment_name(subscription_id: str) -> str:
 
 
 def to_deployment(sub: Subscription) -> RunnerDeployment:
-    """The subscription as a Prefect deployment of :func:`check_subscription` with its cron."""
+    """The subscription as a Prefect deployment of :func:`check_subscription` with its schedule."""
     # Called from sync code, so Prefect's async-dispatching method returns the deployment itself.
+    interval = timedelta(seconds=sub.interval_s) if sub.interval_s is not None else None
     return cast(RunnerDeployment, check_subscription.to_deployment(
-        name=deployment_name(sub.id), cron=sub.cron, parameters={"subscription_id": sub.id},
+        name=deployment_name(sub.id), cron=sub.cron, interval=interval,
+        parameters={"subscription_id": sub.id},
         tags=["subscription", f"subscription:{sub.id}"], paused=sub.paused,
-        description=f"“{sub.query}” on cron {sub.cron}",
+        description=f"“{sub.query}” {sub.schedule}",
     ))
 
 
@@ -242,6 +289,66 @@ def _deployment_id(subscription_id: str) -> UUID | None:
                 f"subscription/{deployment_name(subscription_id)}").id
     except ObjectNotFound:
         return None
+
+
+class ScheduledRun(BaseModel):
+    """One Prefect flow run of a subscription's deployment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    flow_run_id: str
+    state: str  # Prefect's state name: Scheduled, Late, Running, Completed, Failed, ...
+    time: datetime | None  # when it started, or is expected to
+
+
+class ScheduleState(BaseModel):
+    """What Prefect knows of a subscription's schedule: its latest runs and the next one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    deployment_id: str
+    paused: bool
+    next_run: ScheduledRun | None  # state "Late" when it is overdue (is the service running?)
+    recent: tuple[ScheduledRun, ...]
+
+
+def read_schedule_state(subscription_id: str, *, limit: int = 10) -> ScheduleState | None:
+    """The deployment's next scheduled run and its ``limit`` latest runs; None without one."""
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    try:
+        deployment_id = _deployment_id(subscription_id)
+        if deployment_id is None:
+            return None
+        by_deployment = DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id]))
+        with get_client(sync_client=True) as client:
+            deployment = client.read_deployment(deployment_id)
+            upcoming = client.read_flow_runs(
+                deployment_filter=by_deployment, limit=1,
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                    type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))),
+                sort=FlowRunSort.EXPECTED_START_TIME_ASC)
+            started = client.read_flow_runs(
+                deployment_filter=by_deployment, limit=limit,
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                    type=FlowRunFilterStateType(not_any_=[StateType.SCHEDULED]))),
+                sort=FlowRunSort.EXPECTED_START_TIME_DESC)
+    except (httpx.HTTPError, PrefectException) as exc:
+        raise SubscriptionError(f"cannot read the schedule of {subscription_id}: {exc}",
+                                hint="is the Prefect server up? `droidretriever up`") from exc
+    runs = [ScheduledRun(flow_run_id=str(r.id), state=r.state_name or "?",
+                         time=r.start_time or r.expected_start_time) for r in [*upcoming, *started]]
+    return ScheduleState(deployment_id=str(deployment_id), paused=bool(deployment.paused),
+                         next_run=runs[0] if upcoming else None,
+                         recent=tuple(runs[len(upcoming):]))
 
 
 def set_subscription_paused(subscription_id: str, paused: bool) -> None:

@@ -1,6 +1,7 @@
 """The embedded local stack behind ``droidretriever up | down | status``.
 
-    build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService)
+    build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService,
+                                   then SubscriptionsService once Prefect is healthy)
 
 New services (device farm, API server, workers) implement :class:`Service`
 (usually by subclassing :class:`ProcessService`) and join the list.
@@ -17,7 +18,12 @@ from deploy.local.service import (
     Service,
     ServiceStatus,
 )
-from deploy.local.services import PrefectService, RedisService, SeaweedService
+from deploy.local.services import (
+    PrefectService,
+    RedisService,
+    SeaweedService,
+    SubscriptionsService,
+)
 from deploy.local.stack import Stack, build_stack
 
 __all__ = [
@@ -33,6 +39,7 @@ __all__ = [
     "Service",
     "ServiceStatus",
     "Stack",
+    "SubscriptionsService",
     "build_stack",
     "is_port_free",
 ]

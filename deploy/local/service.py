@@ -89,6 +89,16 @@ class Service(Protocol):
     def name(self) -> str: ...
 
     @property
+    def after(self) -> tuple[str, ...]:
+        """Names of the services that must be healthy before this one starts."""
+        ...
+
+    @property
+    def needed_by_runs(self) -> bool:
+        """Whether answering a question needs it (``ask`` checks only those)."""
+        ...
+
+    @property
     def url(self) -> str: ...
 
     def check_ports(self) -> None:
@@ -125,6 +135,8 @@ class ProcessService(ABC):
     """
 
     name: ClassVar[str]
+    after: ClassVar[tuple[str, ...]] = ()  # services that must be healthy before this starts
+    needed_by_runs: ClassVar[bool] = True  # False: a question can be answered without it
     grace_s: ClassVar[float] = 10.0  # SIGTERM to SIGKILL
 
     def __init__(self, settings: Settings) -> None:

@@ -15,13 +15,21 @@ from typing import ClassVar
 
 import httpx
 import redis
+from pydantic import ValidationError
 
 from deploy.errors import ServiceStartError
 from deploy.local.service import Health, PortClaim, ProcessCommand, ProcessService
+from droidretriever.models import ServingStatus, utcnow
 from storage.errors import StorageError
 from storage.s3 import S3ObjectStore
 
-__all__ = ["PrefectService", "RedisService", "SeaweedService", "find_binary"]
+__all__ = [
+    "PrefectService",
+    "RedisService",
+    "SeaweedService",
+    "SubscriptionsService",
+    "find_binary",
+]
 
 
 def find_binary(name: str, *, install_hint: str) -> str:
@@ -250,3 +258,64 @@ class PrefectService(ProcessService):
             return Health(healthy=False, detail=f"GET /health answered {response.status_code}")
         return Health(healthy=True, detail="GET /health ok")
 
+
+
+class SubscriptionsService(ProcessService):
+    """``python -m flows.serve``: executes the subscriptions' scheduled runs.
+
+    The Prefect server's scheduler creates the runs; this process serves the
+    subscriptions' deployments and runs them on the farm. It starts after Prefect,
+    with the stack's Prefect URL, and reports what it serves in a status file.
+    """
+
+    name: ClassVar[str] = "subscriptions"
+    after: ClassVar[tuple[str, ...]] = ("redis", "s3", "prefect")
+    needed_by_runs: ClassVar[bool] = False
+    grace_s: ClassVar[float] = 30.0  # lets a running check be marked crashed, not cut mid-write
+    check_interval_s: ClassVar[float] = 10.0
+
+    @property
+    def url(self) -> str:
+        return f"{self.settings.prefect.ui_url}/deployments"
+
+    @property
+    def host(self) -> str:
+        # Runs beside the Prefect server it serves: managed when that one is.
+        return self.settings.prefect.api_url.host or "127.0.0.1"
+
+    @property
+    def status_file(self) -> Path:
+        return self.data_dir / "serving.json"
+
+    def ports(self) -> tuple[PortClaim, ...]:
+        return ()
+
+    def prepare(self) -> None:
+        super().prepare()
+        self.status_file.unlink(missing_ok=True)  # a previous process's status is not ours
+
+    def command(self) -> ProcessCommand:
+        return ProcessCommand(
+            argv=(sys.executable, "-m", "flows.serve", "--status-file", str(self.status_file),
+                  "--interval", str(self.check_interval_s)),
+            env={**self.settings.prefect.client_env(),
+                 "DROIDRETRIEVER_PREFECT__API_URL": str(self.settings.prefect.api_url)},
+        )
+
+    def check_health(self) -> Health:
+        try:
+            serving = ServingStatus.model_validate_json(self.status_file.read_bytes())
+        except FileNotFoundError:
+            return Health(healthy=False, detail="no status yet")
+        except (OSError, ValidationError) as exc:
+            return Health(healthy=False, detail=f"unreadable status file: {type(exc).__name__}")
+        age = (utcnow() - serving.updated_at).total_seconds()
+        if age > 3 * self.check_interval_s + 5:
+            return Health(healthy=False, detail=f"status not updated for {age:.0f} s")
+        if serving.child_pid is None:
+            return Health(healthy=False, detail=serving.error or "not serving")
+        active = len(serving.deployments) - serving.paused
+        if not serving.deployments:
+            return Health(healthy=True, detail="no subscriptions yet")
+        paused = f", {serving.paused} paused" if serving.paused else ""
+        return Health(healthy=True, detail=f"serving {active} subscription(s){paused}")

@@ -8,7 +8,12 @@ from typing import TypeVar
 
 from deploy.errors import ServiceError, ServiceStartError
 from deploy.local.service import Service, ServiceStatus
-from deploy.local.services import PrefectService, RedisService, SeaweedService
+from deploy.local.services import (
+    PrefectService,
+    RedisService,
+    SeaweedService,
+    SubscriptionsService,
+)
 from droidretriever.config import Settings
 
 __all__ = ["Stack", "build_stack"]
@@ -42,6 +47,7 @@ class Stack:
     def __init__(self, services: Sequence[Service], *, start_timeout_s: float) -> None:
         self.services = tuple(services)
         self.start_timeout_s = start_timeout_s
+        self.waves = _waves(self.services)
 
     def up(self) -> list[ServiceStatus]:
         """Start what is not running and wait until all are healthy (idempotent).
@@ -57,22 +63,44 @@ class Stack:
             service.start()
             service.wait_healthy(self.start_timeout_s)
 
-        _for_each(self.services, start_and_wait)
+        for wave in self.waves:
+            _for_each(wave, start_and_wait)
         return self.status()
 
     def down(self) -> dict[str, bool]:
-        """Stop every service this stack started; name -> whether it was running."""
-        stopped = _for_each(self.services, lambda service: service.stop())
-        return {service.name: was for service, was in zip(self.services, stopped, strict=True)}
+        """Stop every service this stack started, dependents first; name -> whether it ran."""
+        stopped: dict[str, bool] = {}
+        for wave in reversed(self.waves):
+            results = _for_each(wave, lambda service: service.stop())
+            stopped.update({s.name: was for s, was in zip(wave, results, strict=True)})
+        return {service.name: stopped[service.name] for service in self.services}
 
     def status(self) -> list[ServiceStatus]:
         """A row per service (health checks run in parallel)."""
         return _for_each(self.services, lambda service: service.status())
 
 
+def _waves(services: Sequence[Service]) -> list[list[Service]]:
+    """The services in start order: each wave only after every service it names in ``after``."""
+    names = {service.name for service in services}
+    started: set[str] = set()
+    waves: list[list[Service]] = []
+    pending = list(services)
+    while pending:
+        wave = [s for s in pending if set(s.after) & names <= started]
+        if not wave:
+            raise ValueError(f"services wait for each other: {[s.name for s in pending]}")
+        waves.append(wave)
+        started |= {s.name for s in wave}
+        pending = [s for s in pending if s not in wave]
+    return waves
+
+
 def build_stack(settings: Settings) -> Stack:
-    """The embedded default stack: Redis, SeaweedFS S3 and the Prefect server."""
+    """The embedded default stack: Redis, SeaweedFS S3, the Prefect server, then the service
+    that runs the subscriptions' schedules."""
     return Stack(
-        [RedisService(settings), SeaweedService(settings), PrefectService(settings)],
+        [RedisService(settings), SeaweedService(settings), PrefectService(settings),
+         SubscriptionsService(settings)],
         start_timeout_s=settings.stack.start_timeout_s,
     )

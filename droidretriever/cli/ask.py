@@ -65,8 +65,9 @@ def _ensure_stack(settings: Settings) -> None:
     from deploy.local import build_stack
 
     stack = build_stack(settings)
-    # Healthy is enough, whoever started it (`up`, or services run by the person themselves).
-    if all(service.check_health().healthy for service in stack.services):
+    # Healthy is enough, whoever started it (`up`, or services run by the person themselves);
+    # the subscriptions service is not needed to answer a question.
+    if all(s.check_health().healthy for s in stack.services if s.needed_by_runs):
         return
     with console.status("starting the local stack (`droidretriever up`)..."):
         stack.up()
@@ -221,7 +222,7 @@ def ask(
     console.print()
     console.print(Markdown(render_report_terminal(outcome.report)))
     html = _save_html(settings, outcome.html_key, run_id)
-    ui = str(settings.prefect.api_url).rstrip("/").removesuffix("/api")
+    ui = settings.prefect.ui_url
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)
     if outcome.flow_run_id:
         console.print(f"Prefect run: {ui}/runs/flow-run/{outcome.flow_run_id}", highlight=False)

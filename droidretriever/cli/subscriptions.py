@@ -1,12 +1,15 @@
-"""``droidretriever subscribe "..." --cron`` and ``droidretriever subscriptions list|show|pause|resume|delete``.
+"""``droidretriever subscribe "..." --cron|--every`` and ``droidretriever subscriptions list|show|pause|resume|delete``.
 
 A subscription is a record in the object store plus a Prefect deployment with
-its cron schedule; ``python -m flows.serve`` serves the deployments and
-picks up new ones by itself.
+its schedule; the Prefect server's scheduler creates its runs and the local
+stack's ``subscriptions`` service (``python -m flows.serve``, started by
+``droidretriever up``) executes them, picking up new subscriptions by itself.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import typer
@@ -19,7 +22,7 @@ from droidretriever.config import load_settings
 from droidretriever.models import PageMode
 
 if TYPE_CHECKING:
-    from flows.subscriptions import SubscriptionStore
+    from flows.subscriptions import ScheduleState, SubscriptionCheck, SubscriptionStore
 
 __all__ = ["subscribe", "subscriptions_app"]
 
@@ -37,53 +40,117 @@ def _store() -> SubscriptionStore:
     return SubscriptionStore(open_object_store(load_settings()))
 
 
+_DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d)?\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _parse_every(text: str) -> int:
+    """``30s``, ``15m``, ``2h``, ``1d`` (or plain seconds) as seconds."""
+    match = _DURATION.match(text.lower())
+    if match is None:
+        raise typer.BadParameter(f"{text!r} is not a duration such as 30s, 15m, 2h or 1d")
+    return int(match.group(1)) * _UNIT_S[match.group(2) or "s"]
+
+
 @app.command()
 def subscribe(
     question: str = typer.Argument(..., help="The question to ask on the schedule."),
-    cron: str = typer.Option("0 8 * * *", "--cron", help="When, as cron (server time zone)."),
+    cron: str = typer.Option("", "--cron",
+                             help="When, as cron (server time zone); default 0 8 * * *."),
+    every: str = typer.Option("", "--every", help="Or every so long: 30s, 15m, 2h, 1d."),
     apps: str = typer.Option("", "--apps", help="Only these apps: a,b."),
     mode: str = typer.Option("", "--mode", help="focused, list_view or multi_page."),
     limit: int = typer.Option(3, "--limit", min=1, max=20),
     webhook: str = typer.Option("", "--webhook", help="POST changes here instead of logging them."),
 ) -> None:
-    """Ask QUESTION on a cron schedule; changes since the last run are notified."""
+    """Ask QUESTION on a schedule; changes since the last run are notified."""
+    from deploy.local import SubscriptionsService
     from flows.notifiers import NotifierSpec
     from flows.subscriptions import Subscription, schedule_subscription
 
+    if cron and every:
+        raise typer.BadParameter("give --cron or --every, not both")
     notifier = NotifierSpec.model_validate({"kind": "webhook", "url": webhook} if webhook else {})
-    sub = Subscription.create(question, cron, notifier=notifier,
+    sub = Subscription.create(question, None if every else (cron or "0 8 * * *"),
+                              interval_s=_parse_every(every) if every else None, notifier=notifier,
                               apps=tuple(a.strip() for a in apps.split(",") if a.strip()),
                               mode=PageMode.parse(mode) if mode else None, browsing_limit=limit)
     settings = load_settings()
     with _local_prefect(settings):
         deployment_id = schedule_subscription(sub)
     _store().save(sub)
-    console.print(f"subscribed {sub.id}: “{question}” on cron {cron} (deployment {deployment_id})\n"
-                  "runs are served by `python -m flows.serve` (it picks this one up within 30 s)",
-                  highlight=False)
+    console.print(
+        f"subscribed {sub.id}: “{question}” {sub.schedule}\n"
+        f"runs: {settings.prefect.ui_url}/deployments/deployment/{deployment_id}\n"
+        f"reports: subscriptions/{sub.id}/ in bucket {settings.s3.bucket} "
+        f"(`droidretriever subscriptions show {sub.id}`)", highlight=False)
+    service = SubscriptionsService(settings)
+    if service.managed and not service.check_health().healthy:
+        console.print("[yellow]the subscriptions service is not running:[/] "
+                      "`droidretriever up` starts it", highlight=False)
 
 
 @subscriptions_app.command("list")
 def list_subscriptions() -> None:
     """Every subscription, its schedule and whether it is paused."""
     table = Table(title="subscriptions")
-    for column in ("id", "question", "cron", "state", "notifier"):
+    for column in ("id", "question", "schedule", "state", "notifier"):
         table.add_column(column)
     for sub in _store().list():
-        table.add_row(sub.id, sub.query, sub.cron, "paused" if sub.paused else "active",
+        table.add_row(sub.id, sub.query, sub.schedule, "paused" if sub.paused else "active",
                       sub.notifier.kind)
     console.print(table)
 
 
+def _when(moment: datetime | None) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S") if moment is not None else "-"
+
+
+def _print_schedule(schedule: ScheduleState, checks: dict[str | None, SubscriptionCheck]) -> None:
+    """The next run, then the latest runs with what each found changed."""
+    upcoming = schedule.next_run
+    if schedule.paused:
+        next_text = "paused"
+    elif upcoming is None:
+        next_text = "none scheduled yet"
+    else:
+        next_text = f"{_when(upcoming.time)} ({upcoming.state})"
+    console.print(f"next run: {next_text}", highlight=False)
+    if not schedule.recent:
+        console.print("no run yet")
+        return
+    table = Table(title="latest runs")
+    for column in ("time", "status", "changes", "run"):
+        table.add_column(column, overflow="fold")
+    for run in schedule.recent:
+        check = checks.get(run.flow_run_id)
+        changes = "-" if check is None else (
+            check.summary.splitlines()[0] + (" (notified)" if check.notified else ""))
+        table.add_row(_when(run.time), run.state, changes,
+                      check.run_id if check else run.flow_run_id)
+    console.print(table)
+
+
 @subscriptions_app.command("show")
-def show(subscription_id: str) -> None:
-    """One subscription and the facts of its latest run."""
+def show(subscription_id: str,
+         runs: int = typer.Option(10, "--runs", min=1, max=100,
+                                  help="How many of the latest runs to list.")) -> None:
+    """One subscription: its schedule, next run, latest runs with their changes, latest facts."""
+    from flows.subscriptions import read_schedule_state
+
     store = _store()
     sub = store.load(subscription_id)
-    console.print_json(sub.model_dump_json())
+    console.print(f"{sub.id}: “{sub.query}” {sub.schedule}, "
+                  f"{'paused' if sub.paused else 'active'}, notifier {sub.notifier.kind}",
+                  highlight=False)
+    with _local_prefect(load_settings()):
+        schedule = read_schedule_state(subscription_id, limit=runs)
+    if schedule is None:
+        console.print("[yellow]no Prefect deployment:[/] subscribe again to recreate it")
+    else:
+        _print_schedule(schedule, {c.flow_run_id: c for c in store.list_checks(subscription_id)})
     facts = store.read_latest_facts(subscription_id)
     if facts is None:
-        console.print("no run yet")
         return
     table = Table(title=f"latest facts (run {facts.run_id})")
     for column in ("app", "item", "attribute", "value"):

@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import ClassVar
-
-import pytest
 from prefect.client.orchestration import get_client
 
 from device_farm.sim import load_catalog
@@ -22,35 +15,13 @@ from flows.subscriptions import (
     deployment_name,
     schedule_subscription,
 )
-from tests.flows.conftest import FlowFarm
+from tests.flows.conftest import FlowFarm, Webhook
 
 MCDONALDS = "com.mcdonalds.gma.cn"
 
 
-class _Webhook(BaseHTTPRequestHandler):
-    received: ClassVar[list[dict[str, object]]] = []
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["content-length"]))
-        _Webhook.received.append(json.loads(body))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
-@pytest.fixture
-def webhook() -> Iterator[str]:
-    _Webhook.received = []
-    server = HTTPServer(("127.0.0.1", 0), _Webhook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hook"
-    server.shutdown()
-
-
-def _big_mac_price(day: int, seed: int = 7) -> float:
+def big_mac_price(day: int, seed: int = 7) -> float:
+    """The Big Mac's price on the simulated McDonald's app on ``day``."""
     app = load_catalog().apps[MCDONALDS]
     menu = [dict(r) for r in app.data["menu"]]
     varied = apply_variation(menu, app.variation, "menu", seed, day)
@@ -60,12 +31,12 @@ def _big_mac_price(day: int, seed: int = 7) -> float:
     return float(price)
 
 
-def test_subscription_reports_a_price_change_once(flow_farm: FlowFarm, webhook: str) -> None:
-    day = next(d for d in range(1, 30) if _big_mac_price(d) != _big_mac_price(0))
+def test_subscription_reports_a_price_change_once(flow_farm: FlowFarm, webhook: Webhook) -> None:
+    day = next(d for d in range(1, 30) if big_mac_price(d) != big_mac_price(0))
     sub = Subscription.create("How much is a Big Mac at McDonald's?", "0 8 * * *",
                               apps=("McDonald's",),
                               notifier=NotifierSpec.model_validate({"kind": "webhook",
-                                                                    "url": webhook}))
+                                                                    "url": webhook.url}))
     SubscriptionStore(open_services(flow_farm.settings).store).save(sub)
     deployment_id = schedule_subscription(sub)
     with get_client(sync_client=True) as client:
@@ -83,10 +54,10 @@ def test_subscription_reports_a_price_change_once(flow_farm: FlowFarm, webhook: 
         flow_farm.sim.control.set_day(0)
 
     assert second.changed and second.notified
-    new_price = f"{_big_mac_price(day):.1f}"
+    new_price = f"{big_mac_price(day):.1f}"
     assert new_price in second.summary, second.summary
     assert not third.changed and not third.notified, third.summary
-    assert len(_Webhook.received) == 1
-    assert _Webhook.received[0]["run_id"] == second.run_id
+    assert len(webhook.received) == 1
+    assert webhook.received[0]["run_id"] == second.run_id
     kept = SubscriptionStore(open_services(flow_farm.settings).store)
     assert kept.read_latest_facts(sub.id) is not None

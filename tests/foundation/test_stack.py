@@ -66,10 +66,11 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     first = _cli(stack_env, "up", "--no-farm")
     assert first.returncode == 0, first.stderr
-    assert first.stdout.count("healthy") == 3
+    assert first.stdout.count("healthy") == 4
+    assert "no subscriptions yet" in first.stdout  # the service that runs the schedules
     assert "device farm: not running" in first.stdout
     pids = sorted(p.read_text() for p in (state / "run").glob("*.pid"))
-    assert len(pids) == 3
+    assert len(pids) == 4
 
     # Services already up (same pids), and now the farm: one phone, its worker, the monitor.
     with_farm = _cli(stack_env, "up", "--sim", "1")
@@ -87,9 +88,9 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     status = _cli(stack_env, "status")
     assert status.returncode == 0, status.stderr
-    for name in ("redis", "s3", "prefect"):
+    for name in ("redis", "s3", "prefect", "subscriptions"):
         assert name in status.stdout
-    assert status.stdout.count("healthy") == 4  # three services and the farm's workers
+    assert status.stdout.count("healthy") == 5  # four services and the farm's workers
     assert "1/1 workers healthy" in status.stdout and "1 idle" in status.stdout
     assert "storage spool" in status.stdout
     assert (state / "logs" / "prefect.log").is_file()
@@ -98,11 +99,12 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
     assert down.returncode == 0, down.stderr
     assert "device farm: stopped 3 processes" in down.stdout
     assert down.stdout.index("device farm") < down.stdout.index("redis: stopped")
+    assert "subscriptions: stopped" in down.stdout
     assert not list((state / "run").glob("*.pid"))
     assert not (state / "farm" / "farm.json").exists()
     after = _cli(stack_env, "status")
     assert after.returncode == 3  # unhealthy: scripts can tell
-    assert after.stdout.count("not started") == 3
+    assert after.stdout.count("not started") == 4
     assert "device farm: not running" in after.stdout
 
 
