@@ -4,16 +4,14 @@ Order matters as on a phone: the scroll body first, then fixed bars over
 it (so scrolled-out content is hidden under them), the status and
 navigation bars, dialog windows with a scrim, then keyboard and toast. The
 scroll body's widgets are drawn whole and cut at the viewport, as a phone
-clips a ScrollView; :func:`render_full_page` draws a page in one piece, the
-ground truth a stitched scrolling capture is compared with.
+clips a ScrollView. The whole page in one piece (the ground truth of a
+scrolling capture) is :mod:`device_farm.sim.full_page`.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw
 
@@ -22,17 +20,12 @@ from device_farm.sim.frame import (
     LAUNCHER_PACKAGE,
     SYSTEMUI_PACKAGE,
     Frame,
-    FrameInputs,
-    compose_frame,
 )
 from device_farm.sim.layout import Display, text_px
 from device_farm.sim.node import Box, Node, Paint
 from device_farm.sim.spec import TextStyle
 
-if TYPE_CHECKING:  # the phone draws with this module: a runtime import would be circular
-    from device_farm.sim.phone import Phone
-
-__all__ = ["render_frame", "render_full_page"]
+__all__ = ["render_frame"]
 
 _BG = (255, 255, 255)
 _LAUNCHER_BG = (30, 58, 95)
@@ -278,30 +271,3 @@ def render_frame(frame: Frame, display: Display) -> Image.Image:
     for overlay in frame.overlays:
         painter.node(overlay)
     return painter.image
-
-
-def render_full_page(phone: Phone) -> Image.Image:
-    """The phone's current screen with its scroll body expanded to the whole content, in one piece.
-
-    The ground truth for scrolling captures: the same screen on a display made
-    taller by exactly what the scroll body hides, so the body shows from its top
-    to its end without scrolling, with the top bar, bottom bar, status and
-    navigation bars drawn once. The phone's state (its scroll offset included)
-    is left as it was.
-    """
-    now = phone.clock.now()
-    inputs = FrameInputs(
-        apps=phone.catalog.apps, launcher_apps=phone.catalog.launchable, display=phone.display,
-        serial=phone.serial, model=phone.identity.model, clock_text=now.strftime("%H:%M"),
-        today=now.date().isoformat(), notifications=phone.notifications(), resolve_source=phone.records_for,
-    )
-    # Composing writes the clamped offset back into the state: compose on a copy.
-    frame = compose_frame(copy.deepcopy(phone.state), inputs, phone.toast_text())
-    if frame.scroll is not None:
-        viewport = frame.scroll.viewport
-        hidden = frame.scroll.content_height - (viewport[3] - viewport[1])
-        if hidden > 0:
-            tall = dataclasses.replace(phone.display, height=phone.display.height + hidden)
-            inputs = dataclasses.replace(inputs, display=tall)
-            frame = compose_frame(copy.deepcopy(phone.state), inputs, phone.toast_text())
-    return render_frame(frame, inputs.display)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import typer
@@ -9,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from droidretriever.cli._app import app
+from droidretriever.config import LatencyProfile
 
 __all__ = ["farm_app"]
 
@@ -112,6 +116,32 @@ def _print_status(console: Console) -> None:
     elif not statuses:
         console.print("no farm is up: `droidretriever farm up --sim 2` starts two virtual phones")
 
-# `farm sim` lives in its own module and registers itself on farm_app.
-from droidretriever.cli import farm_sim as _farm_sim  # noqa: E402, F401
+
+@farm_app.command("sim")
+def sim(
+    phones: int | None = typer.Option(None, "--phones", "-n", help="Number of phones (default: settings.sim.phones)."),
+    port: int | None = typer.Option(None, "--port", help="ADB port; 0 picks a free one (default: settings)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for pop-ups and daily variation."),
+    latency: LatencyProfile | None = typer.Option(None, "--latency", help="zero or realistic."),
+) -> None:
+    """Start N virtual phones; prints the ADB port and serials, runs until interrupted."""
+    # The simulator is a test double no product module imports: it runs as its own process
+    # (`python -m device_farm.sim`, which takes its defaults from the same settings).
+    argv = [sys.executable, "-m", "device_farm.sim"]
+    for flag, value in (("--phones", phones), ("--port", port), ("--seed", seed)):
+        if value is not None:
+            argv += [flag, str(value)]
+    if latency is not None:
+        argv += ["--latency", latency.value]
+    with subprocess.Popen(argv) as proc:
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            # A Ctrl-C in the terminal reached the phones too: let them say "stopping" and exit.
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGINT)
+                code = proc.wait()
+    raise typer.Exit(code)
 

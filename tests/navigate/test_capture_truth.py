@@ -1,6 +1,6 @@
 """A stitched scrolling capture equals the page the simulator renders in one piece, pixel for pixel.
 
-The ground truth is :func:`device_farm.sim.render.render_full_page`: the same
+The ground truth is :func:`device_farm.sim.full_page.render_full_page`: the same
 screen on a display made taller by what its scroll body hides, so the whole
 content shows at once under one status bar and top bar, above one bottom bar
 and navigation bar. The capture is the copilot's own path
@@ -19,7 +19,7 @@ import numpy as np
 
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from device_farm.sim.render import render_full_page
+from device_farm.sim.full_page import render_full_page
 from droidretriever.config import BudgetSettings
 from droidretriever.suites import load_suite
 from inference.perception import Perceiver
