@@ -30,9 +30,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.processes import ProcessRecord, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
-from tasks.celery_app import create_celery_app
-from tasks.farm_client import FarmClient
-from tasks.farm_tasks import (
+from tasks.worker import FarmClient, create_celery_app
+from tasks.worker.farm_tasks import (
     DIAGNOSE,
     SYNTHETIC,
     DiagnoseRequest,
@@ -104,7 +103,7 @@ class _Farm:
         self.serials = [e.serial for e in list_adb_devices("127.0.0.1", port)]
         self.workers = [
             start_process(state, f"worker-{serial}-{phones}", [
-                "python", "-m", "tasks.device_worker", "--serial", serial, "--adb-port", str(port),
+                "python", "-m", "tasks.worker.device_worker", "--serial", serial, "--adb-port", str(port),
                 "--loglevel", "WARNING",
             ])
             for serial in self.serials

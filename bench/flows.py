@@ -75,7 +75,7 @@ def bench_services(state: Path, phones: int, latency: str) -> Iterator[list[str]
             records.append(start_process(state, f"worker-{serial}", [
                 "python", "-m", "tests.flows.worker", "--serial", serial, "--adb-host",
                 "127.0.0.1", "--adb-port", str(sim_port), "--loglevel", "WARNING"], env=env))
-        records.append(start_process(state, "monitor", ["python", "-m", "tasks.farm_monitor"],
+        records.append(start_process(state, "monitor", ["python", "-m", "tasks.worker.farm_monitor"],
                                      env=env))
         registry = DeviceRegistry.from_settings(load_settings())
         deadline = time.monotonic() + 120
@@ -99,7 +99,7 @@ def bench_overhead(samples: int) -> dict[str, list[float]]:
     from flows.dispatch import navigate_subtask
     from flows.runtime import open_services
     from tasks.navigate import NavigateRequest
-    from tasks.probe_navigate import PROBE_NAVIGATE
+    from tasks.navigate.probe import PROBE_NAVIGATE
 
     services = open_services(load_settings())
     subtask = SubTask(id="bench-1", app_label="McDonald's", package="com.mcdonalds.gma.cn",

@@ -33,11 +33,15 @@ from inference.policies import compact_history, describe_for_navigator, goal_tex
 from inference.prompts import render_prompt
 from inference.roles import describe_action
 from storage import FakeObjectStore
-from tasks.capture import CaptureRequest, capture_scrolling
-from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
-from tasks.navigate_paths import navigator_answers, play_scripted_path
-from tasks.navigate_task import ObjectStoreBlobs
-from tasks.stitch import stitch_frames
+from tasks.capture import CaptureRequest, capture_scrolling, stitch_frames
+from tasks.navigate import (
+    Copilot,
+    NavigateRequest,
+    ObjectStoreBlobs,
+    navigate_subtask,
+    navigator_answers,
+    play_scripted_path,
+)
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what
 # a navigator model would, so the benchmark can count model calls without a model.
@@ -288,7 +292,7 @@ description. The evaluator's static prompt (inference/prompts/evaluator.j2, the 
 risk criteria) and the navigator's are now about even; the next lever is showing the evaluator
 the navigator's shorter cut of large screens. The route-memory row uses the scripted OpenAI stub,
 a test double (tests/support/openai_stub.py), answering what a navigator would answer on
-each screen (`tasks.navigate_paths.navigator_answers`).
+each screen (`tasks.navigate.paths.navigator_answers`).
 """
     write_section("navigate", "UI copilot (navigate)", "python -m bench.navigate", body)
     print(body)

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from bench.results import percentile, write_section
-from tasks.stitch import stitch_frames
+from tasks.capture import stitch_frames
 
 WIDTH, HEIGHT, HEADER, FOOTER = 1080, 2340, 230, 190
 FRAMES, RUNS = 5, 30

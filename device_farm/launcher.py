@@ -81,13 +81,13 @@ def _start_workers(settings: Settings, host: str, port: int,
                    serials: tuple[str, ...]) -> list[ProcessRecord]:
     records = [
         start_process(settings.state_dir, _worker_name(serial), [
-            "python", "-m", "tasks.device_worker", "--serial", serial,
+            "python", "-m", "tasks.worker.device_worker", "--serial", serial,
             "--adb-host", host, "--adb-port", str(port),
         ])
         for serial in serials
     ]
     records.append(start_process(settings.state_dir, "monitor",
-                                 ["python", "-m", "tasks.farm_monitor"]))
+                                 ["python", "-m", "tasks.worker.farm_monitor"]))
     return records
 
 

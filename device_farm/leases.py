@@ -13,10 +13,9 @@ from __future__ import annotations
 import redis
 
 from device_farm.errors import DeviceBusy, DeviceLost
+from device_farm.keys import lease_key
 
-__all__ = ["LEASE_PREFIX", "LeaseManager"]
-
-LEASE_PREFIX = "farm:lease:"
+__all__ = ["LeaseManager"]
 
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -43,7 +42,7 @@ class LeaseManager:
 
     @staticmethod
     def key(serial: str) -> str:
-        return LEASE_PREFIX + serial
+        return lease_key(serial)
 
     def acquire(self, serial: str, run_id: str) -> bool:
         """Take the phone for ``run_id``; True if it is now (or already was) this run's."""

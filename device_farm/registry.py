@@ -1,14 +1,6 @@
 """The device registry on Redis: what each phone is and where it stands.
 
-Keys (all under ``farm:``):
-
-    farm:devices                  SET   every serial ever registered (until removed)
-    farm:device:<serial>:info     STR   DeviceInfo JSON (model, size, apps with labels)
-    farm:device:<serial>          HASH  state, reason, worker, tasks_done, tasks_failed,
-                                        failed_observes (in a row), inflight (InflightTask JSON)
-    farm:heartbeat:<serial>       STR   ISO time of the last beat; expires after
-                                        heartbeat_s * heartbeat_missed, so "missing" = missed beats
-    farm:lease:<serial>           STR   see device_farm.leases
+Its Redis keys are listed in :mod:`device_farm.keys`.
 
 The registry never holds a module-global client: build it with
 :meth:`DeviceRegistry.from_settings` (or hand it a client) wherever needed.
@@ -21,13 +13,12 @@ from datetime import UTC, datetime
 import redis
 
 from device_farm.errors import DeviceError
+from device_farm.keys import DEVICES_KEY, device_info_key, device_key, heartbeat_key
 from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, DeviceStatus, InflightTask
 from droidretriever.config import FarmSettings, Settings
 
 __all__ = ["DeviceRegistry", "open_redis"]
-
-_DEVICES = "farm:devices"
 
 
 def open_redis(url: str) -> redis.Redis[bytes]:
@@ -59,85 +50,77 @@ class DeviceRegistry:
     def heartbeat_ttl_s(self) -> float:
         return self._farm.heartbeat_s * self._farm.heartbeat_missed
 
-    @staticmethod
-    def _hash(serial: str) -> str:
-        return f"farm:device:{serial}"
-
-    @staticmethod
-    def _info(serial: str) -> str:
-        return f"farm:device:{serial}:info"
-
-    @staticmethod
-    def _beat(serial: str) -> str:
-        return f"farm:heartbeat:{serial}"
-
     # ------------------------------------------------------------------ writes
 
     def register(self, info: DeviceInfo, worker: str) -> None:
         """Record a phone as its worker starts: idle, counters kept, heartbeat now."""
         pipe = self._redis.pipeline()
-        pipe.sadd(_DEVICES, info.serial)
-        pipe.set(self._info(info.serial), info.model_dump_json())
-        pipe.hset(self._hash(info.serial), mapping={
+        pipe.sadd(DEVICES_KEY, info.serial)
+        pipe.set(device_info_key(info.serial), info.model_dump_json())
+        pipe.hset(device_key(info.serial), mapping={
             "state": DeviceState.IDLE.value, "reason": "", "worker": worker,
             "failed_observes": 0,
         })
-        pipe.hdel(self._hash(info.serial), "inflight")
+        pipe.hdel(device_key(info.serial), "inflight")
         pipe.execute()
         self.heartbeat(info.serial)
 
     def heartbeat(self, serial: str) -> None:
         """Say the phone's worker is alive, for ``heartbeat_s * heartbeat_missed`` seconds."""
         self._redis.set(
-            self._beat(serial), datetime.now(UTC).isoformat(),
+            heartbeat_key(serial), datetime.now(UTC).isoformat(),
             px=max(1, int(self.heartbeat_ttl_s * 1000)),
         )
 
     def set_state(self, serial: str, state: DeviceState, reason: str = "") -> None:
         """Set the phone's state and why (the reason is shown by ``farm status``)."""
-        self._redis.hset(self._hash(serial), mapping={"state": state.value, "reason": reason})
+        self._redis.hset(device_key(serial), mapping={"state": state.value, "reason": reason})
 
     def record_task(self, serial: str, *, ok: bool) -> None:
         """Count one finished sub-task as done or failed."""
-        self._redis.hincrby(self._hash(serial), "tasks_done" if ok else "tasks_failed", 1)
+        self._redis.hincrby(device_key(serial), "tasks_done" if ok else "tasks_failed", 1)
 
     def record_observe(self, serial: str, *, ok: bool) -> int:
         """Track observe failures in a row; returns the current run of failures."""
         if ok:
-            self._redis.hset(self._hash(serial), "failed_observes", 0)
+            self._redis.hset(device_key(serial), "failed_observes", 0)
             return 0
-        return int(self._redis.hincrby(self._hash(serial), "failed_observes", 1))
+        return int(self._redis.hincrby(device_key(serial), "failed_observes", 1))
 
     def set_inflight(self, serial: str, task: InflightTask | None) -> None:
         """Remember (or forget) the sub-task the phone's worker is running."""
         if task is None:
-            self._redis.hdel(self._hash(serial), "inflight")
+            self._redis.hdel(device_key(serial), "inflight")
         else:
-            self._redis.hset(self._hash(serial), "inflight", task.model_dump_json())
+            self._redis.hset(device_key(serial), "inflight", task.model_dump_json())
 
     def take_inflight(self, serial: str) -> InflightTask | None:
         """Read and clear the in-flight record at once (so only one monitor redelivers it)."""
         pipe = self._redis.pipeline()
-        pipe.hget(self._hash(serial), "inflight")
-        pipe.hdel(self._hash(serial), "inflight")
+        pipe.hget(device_key(serial), "inflight")
+        pipe.hdel(device_key(serial), "inflight")
         raw, _ = pipe.execute()
         return InflightTask.model_validate_json(raw) if raw else None
 
     def remove(self, serial: str) -> None:
         """Forget a phone entirely (``farm down``)."""
-        self._redis.delete(self._hash(serial), self._info(serial), self._beat(serial),
+        self._redis.delete(device_key(serial), device_info_key(serial), heartbeat_key(serial),
                            self.leases.key(serial))
-        self._redis.srem(_DEVICES, serial)
+        self._redis.srem(DEVICES_KEY, serial)
 
     # ------------------------------------------------------------------ reads
 
+    def is_registered(self, serial: str) -> bool:
+        """Whether the registry knows the phone (False after Redis restarted empty)."""
+        return bool(self._redis.exists(device_info_key(serial)))
+
     def serials(self) -> tuple[str, ...]:
         """Every registered serial, sorted."""
-        return tuple(sorted(_text(s) for s in self._redis.smembers(_DEVICES)))
+        return tuple(sorted(_text(s) for s in self._redis.smembers(DEVICES_KEY)))
 
     def info(self, serial: str) -> DeviceInfo:
         """What the phone is; raises DeviceError for an unknown serial."""
-        raw = self._redis.get(self._info(serial))
+        raw = self._redis.get(device_info_key(serial))
         if raw is None:
             raise DeviceError(
                 f"no phone {serial!r} in the farm registry", serial=serial,
@@ -146,13 +129,13 @@ class DeviceRegistry:
         return DeviceInfo.model_validate_json(raw)
 
     def last_heartbeat(self, serial: str) -> datetime | None:
-        raw = self._redis.get(self._beat(serial))
+        raw = self._redis.get(heartbeat_key(serial))
         return datetime.fromisoformat(_text(raw)) if raw else None
 
     def status(self, serial: str) -> DeviceStatus:
         """The phone's current standing; a missed heartbeat shows as offline."""
         info = self.info(serial)
-        fields = {_text(k): _text(v) for k, v in self._redis.hgetall(self._hash(serial)).items()}
+        fields = {_text(k): _text(v) for k, v in self._redis.hgetall(device_key(serial)).items()}
         beat = self.last_heartbeat(serial)
         state = DeviceState(fields.get("state", DeviceState.OFFLINE.value))
         reason = fields.get("reason", "")
@@ -179,7 +162,7 @@ class DeviceRegistry:
         return tuple(self.status(s) for s in self.serials())
 
     def failed_observes(self, serial: str) -> int:
-        raw = self._redis.hget(self._hash(serial), "failed_observes")
+        raw = self._redis.hget(device_key(serial), "failed_observes")
         return int(raw) if raw else 0
 
     def devices_with_app(self, package: str) -> tuple[str, ...]:

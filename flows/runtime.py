@@ -28,8 +28,7 @@ from storage import (
     open_object_store,
     open_redis,
 )
-from tasks.celery_app import create_celery_app
-from tasks.farm_client import FarmClient
+from tasks.worker import FarmClient, create_celery_app
 
 __all__ = ["FlowServices", "list_installed_apps", "open_services"]
 

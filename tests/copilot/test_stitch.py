@@ -7,7 +7,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from droidretriever.models import Bounds, UIElement
-from tasks.stitch import StitchError, content_moved, map_bounds, map_elements, stitch_frames
+from tasks.capture import StitchError, content_moved, map_bounds, map_elements, stitch_frames
 
 WIDTH, HEIGHT, HEADER, FOOTER = 540, 1170, 110, 90
 BAND = HEIGHT - HEADER - FOOTER

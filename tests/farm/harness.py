@@ -51,7 +51,7 @@ class FarmProcesses:
         self.workers: dict[str, ProcessRecord] = {}
         self.monitor: ProcessRecord | None = None
 
-    worker_module = "tasks.device_worker"  # what `python -m` runs as a phone's worker
+    worker_module = "tasks.worker.device_worker"  # what `python -m` runs as a phone's worker
 
     def start_worker(self, serial: str) -> ProcessRecord:
         record = start_process(self.state_dir, f"worker-{serial}-{time.monotonic_ns()}", [
@@ -63,7 +63,7 @@ class FarmProcesses:
 
     def start_monitor(self) -> None:
         self.monitor = start_process(self.state_dir, "monitor",
-                                     ["python", "-m", "tasks.farm_monitor"], env=self.env)
+                                     ["python", "-m", "tasks.worker.farm_monitor"], env=self.env)
 
     def stop(self) -> None:
         records = [*self.workers.values(), *([self.monitor] if self.monitor else [])]

@@ -12,7 +12,7 @@ from device_farm.models import AppInfo, DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry, open_redis
 from device_farm.sim import SimServer
 from droidretriever.config import BudgetSettings, FarmSettings, load_settings
-from tasks.bound_device import BoundDevice
+from tasks.worker import BoundDevice
 from tests.support.example_apps import example_catalog
 
 

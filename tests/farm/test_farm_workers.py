@@ -20,9 +20,8 @@ from celery import Celery
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry, open_redis
 from device_farm.sim import SimServer
-from tasks.celery_app import create_celery_app
-from tasks.farm_client import FarmClient
-from tasks.farm_tasks import (
+from tasks.worker import FarmClient, create_celery_app
+from tasks.worker.farm_tasks import (
     DIAGNOSE,
     SYNTHETIC,
     DiagnoseRequest,

@@ -12,9 +12,8 @@ import pytest
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from tasks.celery_app import create_celery_app
-from tasks.farm_client import FarmClient
-from tasks.farm_tasks import DIAGNOSE, DiagnoseRequest, DiagnoseResult
+from tasks.worker import FarmClient, create_celery_app
+from tasks.worker.farm_tasks import DIAGNOSE, DiagnoseRequest, DiagnoseResult
 from tests.conftest import free_port, wait_for_port
 from tests.farm.harness import (
     FarmProcesses,

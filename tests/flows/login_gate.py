@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from device_farm.sim import SimControlClient
 from droidretriever.models import RiskCategory, SubTaskResult, SubTaskStatus, Trace
-from tasks.bound_device import BoundDevice
-from tasks.device_tasks import device_task
 from tasks.navigate import NavigateRequest
+from tasks.worker import BoundDevice, device_task
 
 LOGIN_GATE = "test.login_gate"
 

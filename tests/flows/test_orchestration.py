@@ -15,7 +15,7 @@ from flows.models import RetrieveRequest
 from flows.retrieve import retrieve
 from flows.runtime import open_services
 from storage import ManifestStore, open_object_store
-from tasks.probe_navigate import PROBE_NAVIGATE
+from tasks.navigate.probe import PROBE_NAVIGATE
 from tests.flows.conftest import FlowFarm
 
 

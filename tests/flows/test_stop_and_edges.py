@@ -23,7 +23,7 @@ from flows.retrieve import app_groups, retrieve, rewrite_goals
 from flows.runtime import open_services
 from flows.stop import request_stop
 from storage import ManifestStore, StorageError, open_object_store
-from tasks.probe_navigate import PROBE_NAVIGATE
+from tasks.navigate.probe import PROBE_NAVIGATE
 from tests.flows.conftest import FlowFarm
 
 SHOP = SubTask(id="shop-1", app_label="Meituan", package="com.sankuai.meituan",

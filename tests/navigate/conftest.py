@@ -16,8 +16,7 @@ from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore, RunEventPublisher
 from tasks.control import RedisControlChannel
-from tasks.navigate import Copilot
-from tasks.navigate_task import ObjectStoreBlobs
+from tasks.navigate import Copilot, ObjectStoreBlobs
 
 APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml")
 MEITUAN = "com.sankuai.meituan"

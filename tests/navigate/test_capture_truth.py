@@ -25,7 +25,7 @@ from droidretriever.suites import load_suite
 from inference.perception import Perceiver
 from storage import FakeObjectStore
 from tasks.capture import CaptureRequest, CaptureResult, capture_scrolling
-from tasks.navigate_paths import play_scripted_path
+from tasks.navigate import play_scripted_path
 
 MEITUAN = "com.sankuai.meituan"
 BIG_MAC = next(t for t in load_suite() if t.id == "s2_multi_05_big_mac")

@@ -1,7 +1,7 @@
 """The LLM navigator drives a sub-task end to end (scripted OpenAI stub), and route memory saves its calls.
 
 The stub (a real HTTP server, a test double) answers what a navigator model
-would answer on each screen: ``tasks.navigate_paths.navigator_answers``
+would answer on each screen: ``tasks.navigate.paths.navigator_answers``
 derives the replies from the task's scripted path, as element numbers of the
 screen description the model is shown. Skills are off, so every move is the
 model's.
@@ -22,9 +22,14 @@ from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore
-from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
-from tasks.navigate_paths import navigator_answers, play_scripted_path
-from tasks.navigate_task import ObjectStoreBlobs
+from tasks.navigate import (
+    Copilot,
+    NavigateRequest,
+    ObjectStoreBlobs,
+    navigate_subtask,
+    navigator_answers,
+    play_scripted_path,
+)
 from tests.navigate.test_study2_suite import app_subtask
 from tests.support.openai_stub import OpenAIStub
 

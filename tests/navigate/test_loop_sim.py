@@ -15,8 +15,7 @@ from droidretriever.models import (
 )
 from storage import RunEventReader, RunKeys
 from tasks.control import ControlCommand, ControlKind
-from tasks.navigate import NavigateRequest, navigate_subtask
-from tasks.navigate_run import to_observation
+from tasks.navigate import NavigateRequest, navigate_subtask, to_observation
 from tests.navigate.conftest import MCDONALDS, MEITUAN, SETTINGS, Rig, subtask
 
 BIG_MAC = subtask("meituan-bigmac", "Meituan", MEITUAN, "How much is a Big Mac on Meituan?", "Big Mac")

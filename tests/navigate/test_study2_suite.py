@@ -25,9 +25,14 @@ from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore
-from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
-from tasks.navigate_paths import play_scripted_path, record_scripted_route
-from tasks.navigate_task import ObjectStoreBlobs
+from tasks.navigate import (
+    Copilot,
+    NavigateRequest,
+    ObjectStoreBlobs,
+    navigate_subtask,
+    play_scripted_path,
+    record_scripted_route,
+)
 
 CATALOG = load_catalog()
 TASKS = [t for t in load_suite() if t.study is Study.STUDY2

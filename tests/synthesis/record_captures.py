@@ -20,9 +20,7 @@ from droidretriever.suites import load_suite
 from inference.perception import Perceiver
 from storage import FakeObjectStore
 from tasks.capture import CaptureRequest, capture_scrolling
-from tasks.navigate_act import page_title
-from tasks.navigate_paths import play_scripted_path
-from tasks.navigate_run import to_observation
+from tasks.navigate import page_title, play_scripted_path, to_observation
 
 __all__ = ["CAPTURES_DIR", "TASK_IDS", "record_task_captures"]
 

@@ -9,20 +9,30 @@ person did is never recorded, only that they did something.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from device_farm.models import DeviceObservation
 from droidretriever.models import CaptureSource, RunEventKind, Screen, SubTaskStatus
+from inference.policies import TakenAction
 from tasks.control import ControlCommand, ControlKind
-from tasks.navigate_run import TryEnd, to_observation
+from tasks.navigate.copilot import Copilot
+from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
+from tasks.navigate.targets import TargetPages
 
-if TYPE_CHECKING:
-    from tasks.navigate_try import NavigationTry
-
-__all__ = ["obey", "wait_confirm_window"]
+__all__ = ["SteeredTry", "obey", "wait_confirm_window"]
 
 
-def obey(trial: NavigationTry, command: ControlCommand, observation: DeviceObservation) -> TryEnd | None:
+class SteeredTry(Protocol):
+    """What a person's commands reach of a running try (:class:`tasks.navigate.attempt.NavigationTry`)."""
+
+    run: SubTaskRun
+    copilot: Copilot
+    targets: TargetPages
+    history: list[TakenAction]  # what the policies see; cleared after a takeover
+    taken: list[tuple[TakenAction, Screen]]  # every action, for route memory
+
+
+def obey(trial: SteeredTry, command: ControlCommand, observation: DeviceObservation) -> TryEnd | None:
     """Carry out a person's command; a :class:`TryEnd` when it ends the try."""
     run, copilot = trial.run, trial.copilot
     if command.kind is ControlKind.STOP:
@@ -55,7 +65,7 @@ def obey(trial: NavigationTry, command: ControlCommand, observation: DeviceObser
                   f"paused, and nobody resumed within {copilot.budgets.pause_timeout_s:.0f} s")
 
 
-def wait_confirm_window(trial: NavigationTry) -> TryEnd | None:
+def wait_confirm_window(trial: SteeredTry) -> TryEnd | None:
     """The confirm window before an action (0 s on farm runs): a command in it runs first."""
     copilot = trial.copilot
     window = copilot.budgets.confirm_window_s
@@ -75,10 +85,10 @@ def wait_confirm_window(trial: NavigationTry) -> TryEnd | None:
     return end
 
 
-def _perceive(trial: NavigationTry, observation: DeviceObservation) -> Screen:
+def _perceive(trial: SteeredTry, observation: DeviceObservation) -> Screen:
     return trial.copilot.perceiver.perceive(to_observation(observation, 0), use_ocr=False).screen
 
 
-def _stopped(trial: NavigationTry) -> TryEnd:
+def _stopped(trial: SteeredTry) -> TryEnd:
     status = SubTaskStatus.COMPLETED if trial.run.captures else SubTaskStatus.FAILED
     return TryEnd(status, "stopped by a person")

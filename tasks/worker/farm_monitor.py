@@ -6,7 +6,7 @@ visibility timeout (hours, so that long paused sub-tasks are never delivered
 twice). The monitor watches heartbeats instead: when a phone's heartbeat is
 missing and its worker had a sub-task in flight, that one message is put back
 on its queue for another phone with the app, and the phone is marked offline.
-Run it with ``python -m tasks.farm_monitor`` (``farm up`` starts it).
+Run it with ``python -m tasks.worker.farm_monitor`` (``farm up`` starts it).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from celery import Celery
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
-from tasks.celery_app import create_celery_app
+from tasks.worker.celery_app import create_celery_app
 
 __all__ = ["FarmMonitor", "main", "run_monitor"]
 
@@ -84,7 +84,7 @@ def run_monitor(settings: Settings) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``python -m tasks.farm_monitor``."""
+    """Entry point of ``python -m tasks.worker.farm_monitor``."""
     parser = argparse.ArgumentParser(description="Redeliver sub-tasks of dead device workers.")
     parser.add_argument("--loglevel", default="INFO")
     args = parser.parse_args(argv)

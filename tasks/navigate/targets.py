@@ -3,7 +3,7 @@
 ``focused`` wants one details page, ``list_view`` the results list itself,
 ``multi_page`` up to ``browsing_limit`` distinct results (each captured, then
 Back to the branch point; visited results are masked by item signature in
-:class:`tasks.navigate_run.SubTaskRun`). When the last wanted page is
+:class:`tasks.navigate.run.SubTaskRun`). When the last wanted page is
 captured, the route that reached the first one is remembered for next time.
 """
 
@@ -42,8 +42,8 @@ from inference.rules import (
     leading_entry,
 )
 from tasks.capture import CaptureRequest, capture_scrolling
-from tasks.navigate_act import page_title
-from tasks.navigate_run import SubTaskRun, TryEnd
+from tasks.navigate.act import page_title
+from tasks.navigate.run import SubTaskRun, TryEnd
 
 __all__ = ["TargetPages", "opens_result", "search_took_effect"]
 

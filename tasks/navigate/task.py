@@ -16,30 +16,14 @@ from droidretriever.models import SubTaskResult, SubTaskStatus
 from inference.llm import Role, client_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
-from storage import ObjectStore, RunEventPublisher, open_object_store
-from tasks.bound_device import BoundDevice
+from storage import RunEventPublisher, open_object_store
 from tasks.control import RedisControlChannel
-from tasks.device_tasks import device_task
-from tasks.navigate import Copilot, NavigateRequest, navigate_subtask
+from tasks.navigate import Copilot, NavigateRequest, ObjectStoreBlobs, navigate_subtask
+from tasks.worker import BoundDevice, device_task
 
-__all__ = ["NAVIGATE", "ObjectStoreBlobs", "build_copilot", "navigate"]
+__all__ = ["NAVIGATE", "build_copilot", "navigate"]
 
 NAVIGATE = "copilot.navigate"
-
-
-class ObjectStoreBlobs:
-    """Route memory's two-call ``BlobStore`` over the project's object store."""
-
-    def __init__(self, store: ObjectStore) -> None:
-        self._store = store
-
-    def get(self, key: str) -> bytes | None:
-        """The object's bytes, or None when it does not exist."""
-        return self._store.get_bytes(key) if self._store.exists(key) else None
-
-    def put(self, key: str, data: bytes) -> None:
-        """Store ``data`` under ``key``."""
-        self._store.put_bytes(key, data, "application/json")
 
 
 @lru_cache(maxsize=1)

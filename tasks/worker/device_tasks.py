@@ -5,7 +5,7 @@ Write one like this (``tasks/navigate.py`` will)::
     @device_task("farm.navigate", NavigateRequest)
     def navigate(device: BoundDevice, request: NavigateRequest) -> SubTaskResult: ...
 
-and add the module to ``DEVICE_TASK_MODULES`` in ``tasks/celery_app.py``.
+and add the module to ``DEVICE_TASK_MODULES`` in ``tasks/worker/celery_app.py``.
 The wrapper validates the JSON message into the request model, leases the
 phone for ``request.run_id`` (when the model has one), runs the function with
 the bound device, and returns ``result.model_dump(mode="json")``. A phone that
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from device_farm.errors import DeviceBusy, DeviceLost, DeviceQuarantined, DeviceTimeout
 from device_farm.models import InflightTask
-from tasks.bound_device import BoundDevice, bound_device
+from tasks.worker.bound_device import BoundDevice, bound_device
 
 __all__ = ["DeviceTaskSpec", "device_task", "iter_device_tasks", "register_device_tasks"]
 

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from device_farm.models import Key
 from droidretriever.models import ScrollDirection
-from tasks.bound_device import BoundDevice
-from tasks.device_tasks import device_task
+from tasks.worker.bound_device import BoundDevice
+from tasks.worker.device_tasks import device_task
 
 __all__ = [
     "DIAGNOSE",

@@ -1,4 +1,4 @@
-"""One Celery worker process bound to one phone: ``python -m tasks.device_worker --serial S``.
+"""One Celery worker process bound to one phone: ``python -m tasks.worker.device_worker --serial S``.
 
 At start it connects to the phone through its adb server, learns what the
 phone is (model, size, apps with labels), binds the process to it, and runs a
@@ -23,8 +23,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
-from tasks.bound_device import BoundDevice, bind_device, bound_device, unbind_device
-from tasks.celery_app import create_celery_app
+from tasks.worker.bound_device import BoundDevice, bind_device, bound_device, unbind_device
+from tasks.worker.celery_app import create_celery_app
 
 __all__ = ["describe_device", "main", "run_device_worker", "worker_hostname"]
 
@@ -102,7 +102,7 @@ def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``python -m tasks.device_worker``."""
+    """Entry point of ``python -m tasks.worker.device_worker``."""
     parser = argparse.ArgumentParser(description="A Celery worker bound to one phone.")
     parser.add_argument("--serial", required=True)
     parser.add_argument("--adb-host", default=None, help="default: settings.farm.adb_host")

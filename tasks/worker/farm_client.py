@@ -14,7 +14,7 @@ from celery.result import AsyncResult
 from pydantic import BaseModel
 
 from device_farm.errors import DeviceError, DeviceTimeout
-from tasks.celery_app import app_queue, device_queue
+from tasks.worker.queues import app_queue, device_queue
 
 __all__ = ["FarmClient", "PendingResult"]
 

@@ -3,7 +3,7 @@
 In the page's main scrollable container the phone is swiped up to
 ``budgets.swipes_per_capture`` times by ``budgets.swipe_fraction`` of the
 screen, stopping early when the content stops moving. Frames are stitched by
-``tasks.stitch`` (fixed header and footer kept once); each frame's hierarchy
+``tasks.capture.stitch`` (fixed header and footer kept once); each frame's hierarchy
 elements are mapped into stitched coordinates; regions the hierarchy cannot
 read (pictures with text, web views) are OCRed on the stitched image with
 perception's engine. The PNG and the ``Capture`` JSON are stored at
@@ -33,8 +33,15 @@ from inference.perception import (
     read_regions,
 )
 from storage import ObjectStore, RunKeys, StorageError
+from tasks.capture.stitch import (
+    Image,
+    StitchLayout,
+    content_moved,
+    map_bounds,
+    map_elements,
+    stitch_frames,
+)
 from tasks.errors import CaptureError
-from tasks.stitch import Image, StitchLayout, content_moved, map_bounds, map_elements, stitch_frames
 
 __all__ = ["CaptureRequest", "CaptureResult", "CaptureTimings", "capture_id_for", "capture_scrolling"]
 

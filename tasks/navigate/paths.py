@@ -3,7 +3,7 @@
 Suite tasks (``droidretriever/suites``) carry the path a person takes to the
 answer (``open_app``, ``tap_text``, ``input``, ``submit``, ``back``; swipes and
 checks only read the target page). Playing one through the copilot's own
-hands (perception and :func:`tasks.navigate_act.execute_action`) gives, for
+hands (perception and :func:`tasks.navigate.act.execute_action`) gives, for
 each move, the screen it was made on: exactly what route memory stores after
 a successful run, so a direct goal that no skill can find ("community
 guidelines" behind "我的") is reachable by replay, and what the navigator would
@@ -33,8 +33,8 @@ from inference.policies import (
     screen_anchors,
 )
 from tasks.errors import CopilotError
-from tasks.navigate_act import execute_action
-from tasks.navigate_run import to_observation
+from tasks.navigate.act import execute_action
+from tasks.navigate.run import to_observation
 
 __all__ = [
     "ScriptedMove",

@@ -1,5 +1,8 @@
 """What the copilot loop works with: the request, the phone and its helpers, where events go.
 
+Also :class:`ObjectStoreBlobs`, route memory's blob store over the project's
+object store (the Celery task, tests and benchmarks build route memory on it).
+
 Public through :mod:`tasks.navigate` (``from tasks.navigate import Copilot,
 NavigateRequest``); kept here so the loop's modules can share the types
 without importing each other in a circle.
@@ -29,7 +32,7 @@ from inference.policies import (
 from storage import ObjectStore
 from tasks.control import ControlChannel
 
-__all__ = ["Copilot", "EventSink", "NavigateRequest"]
+__all__ = ["Copilot", "EventSink", "NavigateRequest", "ObjectStoreBlobs"]
 
 
 class EventSink(Protocol):
@@ -89,3 +92,18 @@ class Copilot:
                 self.navigator, perception=self.perceiver.settings, help_document=self.help_document,
             ))
         return PolicyChain(policies), memory
+
+
+class ObjectStoreBlobs:
+    """Route memory's two-call ``BlobStore`` over the project's object store."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when it does not exist."""
+        return self._store.get_bytes(key) if self._store.exists(key) else None
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``."""
+        self._store.put_bytes(key, data, "application/json")

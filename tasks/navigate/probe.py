@@ -7,16 +7,15 @@ It exists to measure and test orchestration (Prefect task -> Celery -> typed
 result, leases, redelivery) apart from the copilot's own work; the benchmark
 ``bench/flows.py`` reports it as such.
 
-It is not in ``tasks.celery_app.DEVICE_TASK_MODULES`` (production workers do
+It is not in ``tasks.worker.celery_app.DEVICE_TASK_MODULES`` (production workers do
 not need it): the benchmark's and tests' workers import it before they start.
 """
 
 from __future__ import annotations
 
 from droidretriever.models import StepRecord, StepTimings, SubTaskResult, SubTaskStatus, Trace
-from tasks.bound_device import BoundDevice
-from tasks.device_tasks import device_task
 from tasks.navigate import NavigateRequest
+from tasks.worker import BoundDevice, device_task
 
 __all__ = ["PROBE_NAVIGATE", "run_probe_navigate"]
 

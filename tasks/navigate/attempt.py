@@ -34,10 +34,10 @@ from inference.policies import (
 )
 from inference.roles import RoleOutcome, evaluate
 from storage import RunKeys
-from tasks.navigate_act import digest_elements, execute_action, preview_for
-from tasks.navigate_run import SubTaskRun, TryEnd, to_observation
-from tasks.navigate_steer import obey, wait_confirm_window
-from tasks.navigate_targets import TargetPages, opens_result, search_took_effect
+from tasks.navigate.act import digest_elements, execute_action, preview_for
+from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
+from tasks.navigate.steer import obey, wait_confirm_window
+from tasks.navigate.targets import TargetPages, opens_result, search_took_effect
 
 __all__ = ["EXPLORATION_MAP", "NavigationTry"]
 

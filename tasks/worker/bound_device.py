@@ -24,7 +24,7 @@ from device_farm.health import HealthCheckedDriver, probe_device
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
-from tasks.celery_app import app_queue, device_queue
+from tasks.worker.queues import app_queue, device_queue
 
 __all__ = ["BoundDevice", "bind_device", "bound_device", "unbind_device"]
 
@@ -179,7 +179,7 @@ class BoundDevice:
 
     def beat_once(self) -> None:
         """One heartbeat: re-register if Redis lost us, renew the lease, probe health."""
-        if not self.registry.client.exists(f"farm:device:{self.serial}:info"):
+        if not self.registry.is_registered(self.serial):
             self.registry.register(self.info, self.hostname)  # Redis restarted empty
         self.registry.heartbeat(self.serial)
         with self._lock:

@@ -9,25 +9,52 @@ policy is confident, when an action repeats on the same screen more than
 ``max_repeats`` times, or after ``budgets.steps_per_subtask`` steps; up to
 ``budgets.retries`` tries run, each after a reflection on the last.
 
-The loop is split by feature:
+The package, by feature:
 
-- :mod:`tasks.navigate_copilot`  the request and the loop's dependencies (re-exported here);
-- :mod:`tasks.navigate_run`      what the run keeps across tries, and its events;
-- :mod:`tasks.navigate_try`      one try's step machinery;
-- :mod:`tasks.navigate_targets`  target pages, multi-page bookkeeping, route remembering;
-- :mod:`tasks.navigate_steer`    a person's commands and the confirm window;
-- :mod:`tasks.navigate_act`      what each action means on a phone, trace helpers.
+- :mod:`tasks.navigate.copilot`  the request and the loop's dependencies;
+- :mod:`tasks.navigate.run`      what the run keeps across tries, and its events;
+- :mod:`tasks.navigate.attempt`  one try's step machinery;
+- :mod:`tasks.navigate.targets`  target pages, multi-page bookkeeping, route remembering;
+- :mod:`tasks.navigate.steer`    a person's commands and the confirm window;
+- :mod:`tasks.navigate.act`      what each action means on a phone, trace helpers;
+- :mod:`tasks.navigate.paths`    a person's scripted path played and remembered as a route;
+- :mod:`tasks.navigate.task`     ``copilot.navigate``, the loop as a device-bound Celery task;
+- :mod:`tasks.navigate.probe`    ``probe.navigate``, a no-op with the same contract (benchmarks, tests).
+
+This module runs the tries (:func:`navigate_subtask`) and re-exports the
+public names; the two Celery task modules are imported by name by workers
+(``tasks.worker.celery_app.DEVICE_TASK_MODULES``), not from here.
 """
 
 from __future__ import annotations
 
 from droidretriever.models import RunEventKind, SubTaskResult, SubTaskStatus, Trace
-from tasks.navigate_act import extract_facts, store_trace, write_reflection
-from tasks.navigate_copilot import Copilot, EventSink, NavigateRequest
-from tasks.navigate_run import SubTaskRun, TryEnd
-from tasks.navigate_try import NavigationTry
+from tasks.navigate.act import extract_facts, page_title, store_trace, write_reflection
+from tasks.navigate.attempt import NavigationTry
+from tasks.navigate.copilot import Copilot, EventSink, NavigateRequest, ObjectStoreBlobs
+from tasks.navigate.paths import (
+    ScriptedMove,
+    ScriptedPathError,
+    navigator_answers,
+    play_scripted_path,
+    record_scripted_route,
+)
+from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
 
-__all__ = ["Copilot", "EventSink", "NavigateRequest", "navigate_subtask"]
+__all__ = [
+    "Copilot",
+    "EventSink",
+    "NavigateRequest",
+    "ObjectStoreBlobs",
+    "ScriptedMove",
+    "ScriptedPathError",
+    "navigate_subtask",
+    "navigator_answers",
+    "page_title",
+    "play_scripted_path",
+    "record_scripted_route",
+    "to_observation",
+]
 
 
 def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResult:

@@ -21,7 +21,7 @@ from droidretriever.models import (
     SubTaskStatus,
 )
 from inference.perception import Observation
-from tasks.navigate_copilot import Copilot, NavigateRequest
+from tasks.navigate.copilot import Copilot, NavigateRequest
 
 __all__ = ["SubTaskRun", "TryEnd", "to_observation"]
 

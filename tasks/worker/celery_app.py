@@ -1,8 +1,6 @@
 """The Celery app: Redis broker and backend, JSON only, one sub-task at a time per phone.
 
-Routing: a phone's worker consumes ``device.<serial>`` (this phone, e.g. to
-resume a paused run) and ``app.<package>`` for every app installed on it (any
-free phone with the app). ``acks_late`` + ``reject_on_worker_lost`` +
+Routing: see :mod:`tasks.worker.queues`. ``acks_late`` + ``reject_on_worker_lost`` +
 prefetch 1 mean a sub-task is acknowledged only when it finished, so one on a
 worker that dies is delivered again to another phone with the app (the farm
 monitor puts it back at once; the broker's visibility timeout is the
@@ -14,22 +12,12 @@ from __future__ import annotations
 from celery import Celery
 
 from droidretriever.config import Settings
+from tasks.worker.device_tasks import register_device_tasks
 
-__all__ = ["DEVICE_TASK_MODULES", "app_queue", "create_celery_app", "device_queue"]
+__all__ = ["DEVICE_TASK_MODULES", "create_celery_app"]
 
 # Modules that define device-bound tasks (``@device_task``); a worker imports them all.
-# The copilot's navigate task is added here when it lands.
-DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.farm_tasks", "tasks.navigate_task")
-
-
-def device_queue(serial: str) -> str:
-    """The queue only this phone's worker consumes."""
-    return f"device.{serial}"
-
-
-def app_queue(package: str) -> str:
-    """The queue every phone with ``package`` installed consumes."""
-    return f"app.{package}"
+DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.worker.farm_tasks", "tasks.navigate.task")
 
 
 def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Celery:
@@ -71,8 +59,6 @@ def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Ce
         imports=DEVICE_TASK_MODULES,
     )
     # Registering here (not by import side effect) keeps each app independent.
-    from tasks.device_tasks import register_device_tasks
-
     for module in DEVICE_TASK_MODULES:
         __import__(module)
     register_device_tasks(app)
