@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from bench.results import create_figure, save_plot, summarize_ms, write_section
+from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
-from device_farm.processes import ProcessRecord, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
 from tasks.worker import FarmClient, create_celery_app

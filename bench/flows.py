@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
-from device_farm.processes import ProcessRecord, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id

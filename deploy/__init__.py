@@ -1,4 +1,4 @@
-"""Deployment: the embedded local stack (``deploy.local``) and production manifests."""
+"""Deployment: the embedded local stack (``deploy.local``), the farm's processes (``deploy.farm``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""The device farm: drivers, registry and leases, health, farm processes, virtual phones.
+"""The device farm: drivers, registry and leases (Redis keys in ``keys.py``), health, virtual phones.
 
 Public surface (heavier adapters are imported from their modules:
 ``device_farm.adb_driver.AdbDriver``, ``device_farm.u2_driver.U2Driver``,
-``device_farm.adb_shell.PhoneShell``, ``device_farm.registry.DeviceRegistry``,
-``device_farm.launcher``, ``device_farm.summary``):
+``device_farm.adb_shell.PhoneShell``, ``device_farm.registry.DeviceRegistry``).
+The processes a farm runs as (phones, workers, monitor) are started by
+:mod:`deploy.farm`; the virtual phones (:mod:`device_farm.sim`) are a test
+double that no product module imports.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def _ensure_stack(settings: Settings) -> None:
 
 
 def _ensure_farm(settings: Settings) -> None:
-    from device_farm.launcher import bring_up_sim, wait_for_workers
+    from deploy.farm import bring_up_sim, wait_for_workers
     from device_farm.registry import DeviceRegistry
 
     registry = DeviceRegistry.from_settings(settings)

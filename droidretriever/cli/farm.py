@@ -36,7 +36,7 @@ def up(
     wait_s: float = typer.Option(90.0, "--wait", help="Seconds to wait for workers to register."),
 ) -> None:
     """Start phones and one device-bound worker per phone (background processes)."""
-    from device_farm.launcher import (
+    from deploy.farm import (
         bring_up_adb,
         bring_up_emulators,
         bring_up_sim,
@@ -71,7 +71,7 @@ def status() -> None:
 @farm_app.command("down")
 def down() -> None:
     """Stop the workers (unfinished sub-tasks go back to the queue), the monitor and phones."""
-    from device_farm.launcher import bring_down
+    from deploy.farm import bring_down
     from droidretriever.config import load_settings
 
     stopped = bring_down(load_settings())
@@ -81,7 +81,7 @@ def down() -> None:
 def _print_status(console: Console) -> None:
     import redis
 
-    from device_farm.processes import is_running, read_manifest
+    from deploy.farm import is_running, read_manifest
     from device_farm.registry import DeviceRegistry
     from droidretriever.config import load_settings
     from droidretriever.errors import ServiceError

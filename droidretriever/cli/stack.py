@@ -55,7 +55,7 @@ def _spool_line() -> str:
 
 
 def _bring_up_farm(settings: Settings, rows: list[ServiceStatus], phones: int) -> None:
-    from device_farm.launcher import ensure_sim_farm
+    from deploy.farm import ensure_sim_farm
 
     redis_row = next((row for row in rows if row.name == "redis"), None)
     if redis_row is not None and not redis_row.health.healthy:
@@ -71,7 +71,7 @@ def _bring_up_farm(settings: Settings, rows: list[ServiceStatus], phones: int) -
 
 def _print_farm_line(settings: Settings) -> bool:
     """Print the farm's line; True unless a farm is up with a worker that does not beat."""
-    from device_farm.summary import summarize_farm
+    from deploy.farm import summarize_farm
 
     summary = summarize_farm(settings)
     style = "green" if summary.healthy else ("yellow" if summary.up else "dim")
@@ -108,7 +108,7 @@ def up(
 @app.command()
 def down() -> None:
     """Stop the device farm, then the services `up` started (and nothing else)."""
-    from device_farm.launcher import bring_down
+    from deploy.farm import bring_down
 
     settings = load_settings()
     with console.status("stopping the device farm..."):

@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from deploy.farm import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.models import DeviceState
-from device_farm.processes import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
 

@@ -1,7 +1,7 @@
 """Bring a farm up and down: phones (virtual, adb-attached, emulators), one worker each, a monitor.
 
 Used by ``droidretriever farm up|down``; everything runs as background
-processes recorded in ``<state_dir>/farm/farm.json`` (see device_farm.processes).
+processes recorded in ``<state_dir>/farm/farm.json`` (see deploy.farm.processes).
 """
 
 from __future__ import annotations
@@ -11,11 +11,7 @@ import time
 
 import redis
 
-from deploy.local.processes import is_port_free
-from device_farm.adb_client import list_adb_devices
-from device_farm.emulators import emulator_argv, find_emulator_binary, wait_for_boot
-from device_farm.errors import DeviceError, FarmSetupError
-from device_farm.processes import (
+from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
     is_running,
@@ -25,6 +21,10 @@ from device_farm.processes import (
     stop_processes,
     write_manifest,
 )
+from deploy.local.processes import is_port_free
+from device_farm.adb_client import list_adb_devices
+from device_farm.emulators import emulator_argv, find_emulator_binary, wait_for_boot
+from device_farm.errors import DeviceError, FarmSetupError
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
 

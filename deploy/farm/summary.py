@@ -13,7 +13,7 @@ from collections import Counter
 import redis
 from pydantic import BaseModel, ConfigDict
 
-from device_farm.processes import is_running, read_manifest
+from deploy.farm.processes import is_running, read_manifest
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
 

@@ -1,0 +1,55 @@
+"""The device farm's processes: phones (virtual, adb-attached, emulators), a worker each, a monitor.
+
+- :mod:`deploy.farm.launcher`   ``farm up | down``: start and stop them, wait for the workers;
+- :mod:`deploy.farm.processes`  the farm's folder, its manifest (``farm.json``), many stopped at once;
+- :mod:`deploy.farm.summary`    the farm in one line for ``droidretriever up | status``.
+
+They sit beside the local stack (:mod:`deploy.local`), whose process records they
+use; :mod:`device_farm` keeps what runs inside them (drivers, registry, leases,
+health, the simulator).
+"""
+
+from __future__ import annotations
+
+from deploy.farm.launcher import (
+    bring_down,
+    bring_up_adb,
+    bring_up_emulators,
+    bring_up_sim,
+    ensure_sim_farm,
+    running_farm,
+    wait_for_workers,
+)
+from deploy.farm.processes import (
+    FarmManifest,
+    ProcessRecord,
+    farm_dir,
+    is_running,
+    read_manifest,
+    start_process,
+    stop_process,
+    stop_processes,
+    write_manifest,
+)
+from deploy.farm.summary import FarmSummary, summarize_farm
+
+__all__ = [
+    "FarmManifest",
+    "FarmSummary",
+    "ProcessRecord",
+    "bring_down",
+    "bring_up_adb",
+    "bring_up_emulators",
+    "bring_up_sim",
+    "ensure_sim_farm",
+    "farm_dir",
+    "is_running",
+    "read_manifest",
+    "running_farm",
+    "start_process",
+    "stop_process",
+    "stop_processes",
+    "summarize_farm",
+    "wait_for_workers",
+    "write_manifest",
+]
