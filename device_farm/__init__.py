@@ -22,7 +22,6 @@ from device_farm.errors import (
     InputNotApplied,
 )
 from device_farm.models import (
-    AppInfo,
     DeviceInfo,
     DeviceObservation,
     DeviceState,
@@ -34,7 +33,6 @@ from device_farm.models import (
 )
 
 __all__ = [
-    "AppInfo",
     "DeviceBusy",
     "DeviceCommandFailed",
     "DeviceError",

@@ -19,9 +19,9 @@ from device_farm.adb_client import NoSpawnAdbClient, parse_focus, parse_wm_size
 from device_farm.adb_shell import PhoneShell
 from device_farm.driver import plan_scroll
 from device_farm.errors import DeviceCommandFailed, InputNotApplied
-from device_farm.models import AppInfo, DeviceObservation, Key, ObserveTimings, TextEntry
+from device_farm.models import DeviceObservation, Key, ObserveTimings, TextEntry
 from device_farm.screencap import decode_raw_screencap, encode_png
-from droidretriever.models import Point, ScrollDirection
+from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["ADB_KEYBOARD_IME", "AdbDriver"]
 
@@ -285,7 +285,7 @@ class AdbDriver:
         parts = [p for p in package.split(".")[1:] if p.lower() not in _GENERIC_PARTS]
         return (parts[-1] if parts else package).replace("_", " ").title()
 
-    def list_apps(self) -> tuple[AppInfo, ...]:
+    def list_apps(self) -> tuple[InstalledApp, ...]:
         """Apps a person can launch, with labels: what the phone's worker serves."""
         output = self.shell(
             "cmd package query-activities --brief -a android.intent.action.MAIN "
@@ -298,7 +298,7 @@ class AdbDriver:
             # user-installed packages are the closest honest answer.
             output = self.shell("pm list packages -3", "listing user apps")
             packages = sorted(set(_PACKAGE_LINE.findall(output.replace("\r", ""))))
-        return tuple(AppInfo(package=p, label=self.app_label(p)) for p in packages)
+        return tuple(InstalledApp(package=p, label=self.app_label(p)) for p in packages)
 
     def wake_and_unlock(self) -> None:
         """Wake, then dismiss a swipe keyguard (a PIN needs a person)."""

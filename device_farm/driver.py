@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from device_farm.models import AppInfo, DeviceObservation, Key, TextEntry
-from droidretriever.models import Point, ScrollDirection
+from device_farm.models import DeviceObservation, Key, TextEntry
+from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["Driver", "plan_scroll"]
 
@@ -75,7 +75,7 @@ class Driver(Protocol):
         """The name a person sees under the app's icon."""
         ...
 
-    def list_apps(self) -> tuple[AppInfo, ...]:
+    def list_apps(self) -> tuple[InstalledApp, ...]:
         """Installed launchable apps with their labels."""
         ...
 

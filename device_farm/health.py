@@ -12,9 +12,9 @@ from __future__ import annotations
 from device_farm.adb_client import list_adb_devices
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError, DeviceLost, DeviceQuarantined, DeviceTimeout
-from device_farm.models import AppInfo, DeviceObservation, Key, TextEntry
+from device_farm.models import DeviceObservation, Key, TextEntry
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import Point, ScrollDirection
+from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["HealthCheckedDriver", "probe_device"]
 
@@ -123,7 +123,7 @@ class HealthCheckedDriver:
         """See :class:`Driver`."""
         return self._inner.app_label(package)
 
-    def list_apps(self) -> tuple[AppInfo, ...]:
+    def list_apps(self) -> tuple[InstalledApp, ...]:
         """See :class:`Driver`."""
         return self._inner.list_apps()
 

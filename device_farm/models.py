@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from droidretriever.models import Frozen, InstalledApp
 
 __all__ = [
-    "AppInfo",
     "DeviceInfo",
     "DeviceObservation",
     "DeviceState",
@@ -24,9 +25,6 @@ __all__ = [
     "TextEntry",
 ]
 
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Key(StrEnum):
@@ -49,7 +47,7 @@ class Key(StrEnum):
         return f"KEYCODE_{self.value.upper()}"
 
 
-class ObserveTimings(_Frozen):
+class ObserveTimings(Frozen):
     screenshot_ms: float = 0.0
     hierarchy_ms: float = 0.0
     focus_ms: float = 0.0
@@ -57,7 +55,7 @@ class ObserveTimings(_Frozen):
     total_ms: float = 0.0
 
 
-class DeviceObservation(_Frozen):
+class DeviceObservation(Frozen):
     """One look at a phone: pixels, view tree and what is in front."""
 
     serial: str
@@ -70,7 +68,7 @@ class DeviceObservation(_Frozen):
     timings: ObserveTimings = ObserveTimings()
 
 
-class TextEntry(_Frozen):
+class TextEntry(Frozen):
     """What ``input_text`` did: how the text was sent and whether it landed."""
 
     text: str
@@ -79,19 +77,14 @@ class TextEntry(_Frozen):
     field_text: str = ""  # what the focused field shows afterwards
 
 
-class AppInfo(_Frozen):
-    package: str
-    label: str
-
-
-class DeviceInfo(_Frozen):
+class DeviceInfo(Frozen):
     """What a phone is: stable facts learnt when its worker starts."""
 
     serial: str
     model: str = ""
     width: int = Field(gt=0)
     height: int = Field(gt=0)
-    apps: tuple[AppInfo, ...] = ()
+    apps: tuple[InstalledApp, ...] = ()
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
 
@@ -108,7 +101,7 @@ class DeviceState(StrEnum):
     QUARANTINED = "quarantined"
 
 
-class InflightTask(_Frozen):
+class InflightTask(Frozen):
     """The sub-task a worker is running now, so it can be redelivered if the worker dies."""
 
     task_id: str
@@ -117,7 +110,7 @@ class InflightTask(_Frozen):
     started_at: datetime
 
 
-class DeviceStatus(_Frozen):
+class DeviceStatus(Frozen):
     """Where a phone stands now, as ``farm status`` shows it."""
 
     info: DeviceInfo

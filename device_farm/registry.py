@@ -17,6 +17,7 @@ from device_farm.keys import DEVICES_KEY, device_info_key, device_key, heartbeat
 from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, DeviceStatus, InflightTask
 from droidretriever.config import FarmSettings, Settings
+from droidretriever.models import InstalledApp
 
 __all__ = ["DeviceRegistry", "open_redis"]
 
@@ -164,6 +165,15 @@ class DeviceRegistry:
     def failed_observes(self, serial: str) -> int:
         raw = self._redis.hget(device_key(serial), "failed_observes")
         return int(raw) if raw else 0
+
+    def installed_apps(self) -> tuple[InstalledApp, ...]:
+        """Apps on the farm's live phones (labels as the phones show them), each once."""
+        apps: dict[str, InstalledApp] = {}
+        for status in self.statuses():
+            if status.heartbeat_alive:
+                for app in status.info.apps:
+                    apps.setdefault(app.package, app)
+        return tuple(apps.values())
 
     def devices_with_app(self, package: str) -> tuple[str, ...]:
         """Serials of registered phones that have ``package`` installed."""

@@ -30,8 +30,8 @@ from device_farm.errors import (
     DeviceTimeout,
     InputNotApplied,
 )
-from device_farm.models import AppInfo, DeviceObservation, Key, ObserveTimings, TextEntry
-from droidretriever.models import Point, ScrollDirection
+from device_farm.models import DeviceObservation, Key, ObserveTimings, TextEntry
+from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["U2Driver", "U2Rpc", "connect_u2"]
 
@@ -192,7 +192,7 @@ class U2Driver:
         """See :class:`AdbDriver`."""
         return self._adb.app_label(package)
 
-    def list_apps(self) -> tuple[AppInfo, ...]:
+    def list_apps(self) -> tuple[InstalledApp, ...]:
         """See :class:`AdbDriver`."""
         return self._adb.list_apps()
 

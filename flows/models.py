@@ -10,18 +10,15 @@ from __future__ import annotations
 from typing import Literal, Self
 
 from prefect.input import RunInput
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from droidretriever.models import PageMode, Report, RiskCategory, SubTaskResult
+from droidretriever.models import Frozen, PageMode, Report, RiskCategory, SubTaskResult
 
 __all__ = ["AppOutcome", "PersonInput", "RetrieveRequest", "RunOutcome"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class RetrieveRequest(_Frozen):
+class RetrieveRequest(Frozen):
     """A question for the ``retrieve`` flow: typed text, or a recording to transcribe."""
 
     text: str | None = Field(default=None, max_length=2000)
@@ -44,7 +41,7 @@ class RetrieveRequest(_Frozen):
         return (self.text or f"spoken question {self.audio_key}").strip()[:80]
 
 
-class AppOutcome(_Frozen):
+class AppOutcome(Frozen):
     """One app's sub-flow: each sub-task's result, the phone it ran on, facts for later apps."""
 
     package: str
@@ -53,7 +50,7 @@ class AppOutcome(_Frozen):
     results: tuple[SubTaskResult, ...] = ()
 
 
-class RunOutcome(_Frozen):
+class RunOutcome(Frozen):
     """What a finished run returns: the report and where it is stored."""
 
     run_id: str

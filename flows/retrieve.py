@@ -35,7 +35,7 @@ from droidretriever.models import (
 from flows.app_flow import run_app
 from flows.errors import FlowError, NoAppsError
 from flows.models import AppOutcome, RetrieveRequest, RunOutcome
-from flows.runtime import list_installed_apps, open_services
+from flows.runtime import open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
 from tasks.run_steps import plan_query, report_run, transcribe_recording
@@ -71,7 +71,7 @@ def transcribe_task(request: RetrieveRequest) -> Query:
 def decompose_task(query: Query) -> Plan:
     """Apps, search terms and page modes for ``query``, over the apps the farm's phones have."""
     services = open_services(load_settings())
-    installed = list_installed_apps(services.registry)
+    installed = services.registry.installed_apps()
     if not installed:
         raise NoAppsError("no phone of the farm is online, so no app can be searched",
                           hint="start phones with `droidretriever farm up --sim 2`")

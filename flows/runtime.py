@@ -19,7 +19,6 @@ from celery import Celery
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
 from droidretriever.models import RunEvent, RunEventKind, RunManifest
-from inference.rules.apps import InstalledApp
 from storage import (
     ManifestStore,
     ObjectStore,
@@ -30,7 +29,7 @@ from storage import (
 )
 from tasks.worker import FarmClient, create_celery_app
 
-__all__ = ["FlowServices", "list_installed_apps", "open_services"]
+__all__ = ["FlowServices", "open_services"]
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +76,3 @@ def open_services(settings: Settings) -> FlowServices:
             services = _CACHE[key] = FlowServices(settings)
         return services
 
-
-def list_installed_apps(registry: DeviceRegistry) -> tuple[InstalledApp, ...]:
-    """Apps on the farm's live phones (labels as the phones show them), each once."""
-    apps: dict[str, InstalledApp] = {}
-    for status in registry.statuses():
-        if not status.heartbeat_alive:
-            continue
-        for app in status.info.apps:
-            apps.setdefault(app.package, InstalledApp(label=app.label, package=app.package))
-    return tuple(apps.values())

@@ -13,6 +13,7 @@ from droidretriever.config import Settings
 from droidretriever.models import (
     AppStatus,
     Capture,
+    InstalledApp,
     Plan,
     Query,
     SubTaskResult,
@@ -21,7 +22,6 @@ from droidretriever.models import (
 from inference.asr import Transcript, transcriber_for
 from inference.llm import Role, client_for
 from inference.roles.decomposer import decompose
-from inference.rules.apps import InstalledApp
 from storage import ObjectStore
 from tasks.synthesis import ReportFiles, publish_report, synthesize_report, writer_for
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from deploy.errors import PortTakenError, ServiceStartError
 from deploy.local.processes import (
@@ -27,6 +27,7 @@ from deploy.local.processes import (
     stop_process,
 )
 from droidretriever.config import Settings
+from droidretriever.models import Frozen
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -48,16 +49,13 @@ _FATAL_LINE = re.compile(
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class Health(_Frozen):
+class Health(Frozen):
     healthy: bool
     detail: str = ""
 
 
-class PortClaim(_Frozen):
+class PortClaim(Frozen):
     """A port a service binds, and the setting (env var) that moves it."""
 
     port: int
@@ -65,12 +63,12 @@ class PortClaim(_Frozen):
     setting: str
 
 
-class ProcessCommand(_Frozen):
+class ProcessCommand(Frozen):
     argv: tuple[str, ...]
-    env: dict[str, str] = {}  # added to (and overriding) the caller's environment
+    env: dict[str, str] = Field(default_factory=dict)  # added to (and overriding) the caller's environment
 
 
-class ServiceStatus(_Frozen):
+class ServiceStatus(Frozen):
     """One row of ``droidretriever status``."""
 
     name: str

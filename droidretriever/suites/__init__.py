@@ -19,8 +19,6 @@ from droidretriever.suites.subtasks import subtask_for
 from droidretriever.suites.task import (
     SUITES_DIR,
     Access,
-    Step,
-    StepKind,
     Study,
     SuiteTask,
     load_suite,
@@ -30,8 +28,6 @@ from droidretriever.suites.task import (
 __all__ = [
     "SUITES_DIR",
     "Access",
-    "Step",
-    "StepKind",
     "Study",
     "SuiteError",
     "SuiteTask",

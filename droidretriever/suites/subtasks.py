@@ -9,9 +9,9 @@ from the caller, who knows which phones and app catalog it runs on.
 
 from __future__ import annotations
 
-from droidretriever.models import SubTask
+from droidretriever.models import StepKind, SubTask
 from droidretriever.suites.errors import SuiteError
-from droidretriever.suites.task import StepKind, SuiteTask
+from droidretriever.suites.task import SuiteTask
 
 __all__ = ["subtask_for"]
 

@@ -22,7 +22,7 @@ A task file looks like this (``study2/s2_single_04_amap_driving_time.yaml``)::
 
 Steps are one-key mappings (``tap_text: 京东``) or bare words for the steps
 without an argument (``submit``, ``back``, ``capture``). What a step means on
-a phone is described on :class:`StepKind`. The evidence of a path is the page
+a phone is described on :class:`droidretriever.models.StepKind`. The evidence of a path is the page
 reached by its last navigating step plus the screens its later swipes show,
 and every page kept earlier with ``capture`` (multi-page tasks).
 """
@@ -36,14 +36,12 @@ from typing import Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from droidretriever.models import PageMode
+from droidretriever.models import PageMode, Step, StepKind
 from droidretriever.suites.errors import SuiteError
 
 __all__ = [
     "SUITES_DIR",
     "Access",
-    "Step",
-    "StepKind",
     "Study",
     "SuiteTask",
     "load_suite",
@@ -66,57 +64,6 @@ class Access(StrEnum):
 
     OPEN_WEB = "open_web"
     LOGIN_GATED = "login_gated"
-
-
-class StepKind(StrEnum):
-    """A scripted step, as a person (or a script) does it on the phone."""
-
-    OPEN_APP = "open_app"  # launch the app with this label
-    TAP_TEXT = "tap_text"  # tap the centre of the node whose text (or content-desc) is exactly this
-    INPUT = "input"  # type this text into the focused field
-    SUBMIT = "submit"  # press ENTER (runs the focused search)
-    BACK = "back"  # press BACK
-    SWIPE_UP = "swipe_up"  # N swipes of about 2/3 screen, reading the screen after each
-    EXPECT_TEXT = "expect_text"  # this text must be on the screen now (a check, not a move)
-    CAPTURE = "capture"  # keep the current page and its scrolls as evidence (multi-page paths)
-
-    @property
-    def navigates(self) -> bool:
-        """Whether the step may change the page (the evidence collected so far then ends)."""
-        return self in _NAVIGATING
-
-
-_NAVIGATING = frozenset({StepKind.OPEN_APP, StepKind.TAP_TEXT, StepKind.SUBMIT, StepKind.BACK})
-_NEEDS_TEXT = frozenset({StepKind.OPEN_APP, StepKind.TAP_TEXT, StepKind.INPUT, StepKind.EXPECT_TEXT})
-
-
-class Step(BaseModel):
-    """One step of a path: ``kind`` and its text or count."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: StepKind
-    text: str = ""  # open_app / tap_text / input / expect_text
-    count: int = Field(default=1, ge=1, le=50)  # swipe_up
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_yaml(cls, value: object) -> object:
-        """Accept ``submit`` and ``{tap_text: 京东}`` / ``{swipe_up: 3}`` as written in task files."""
-        if isinstance(value, str):
-            return {"kind": value}
-        if isinstance(value, dict) and len(value) == 1 and "kind" not in value:
-            ((kind, arg),) = value.items()
-            if kind == StepKind.SWIPE_UP.value:
-                return {"kind": kind, "count": arg}
-            return {"kind": kind, "text": "" if arg is None else str(arg)}
-        return value
-
-    @model_validator(mode="after")
-    def _check_argument(self) -> Self:
-        if self.kind in _NEEDS_TEXT and not self.text:
-            raise ValueError(f"step {self.kind.value!r} needs a text, e.g. '{self.kind.value}: ...'")
-        return self
 
 
 class SuiteTask(BaseModel):

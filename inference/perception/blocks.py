@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict
-
-from droidretriever.models import Bounds, UIElement
+from droidretriever.models import Bounds, Frozen, UIElement
 from inference.perception.hierarchy import ViewTree
 
 __all__ = ["BlockPartition", "Exposure", "LayoutBlock", "count_exposure", "partition_blocks"]
@@ -21,11 +19,8 @@ __all__ = ["BlockPartition", "Exposure", "LayoutBlock", "count_exposure", "parti
 _MIN_BLOCKS = 3
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class LayoutBlock(_Frozen):
+class LayoutBlock(Frozen):
     """Elements under one ancestor container, in reading order."""
 
     id: str  # stable: derived from the anchor node's id
@@ -35,7 +30,7 @@ class LayoutBlock(_Frozen):
     bounds: Bounds
 
 
-class BlockPartition(_Frozen):
+class BlockPartition(Frozen):
     """The chosen level and its blocks."""
 
     level: int
@@ -46,7 +41,7 @@ class BlockPartition(_Frozen):
         return next((b for b in self.blocks if element_id in b.element_ids), None)
 
 
-class Exposure(_Frozen):
+class Exposure(Frozen):
     """How much of a screen would leave the device for a cloud model."""
 
     total: int

@@ -14,9 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from lxml import etree
-from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Bounds, ElementSource, UIElement
+from droidretriever.models import Bounds, ElementSource, Frozen, UIElement
 from inference.errors import HierarchyError
 
 __all__ = ["ParsedHierarchy", "ViewNode", "ViewTree", "parse_hierarchy"]
@@ -28,11 +27,8 @@ _MAX_MERGE_AREA = 0.5
 _MERGE_SEPARATOR = " | "
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class ViewNode(_Frozen):
+class ViewNode(Frozen):
     """One node of the dump, important or not (layout blocks need the containers)."""
 
     id: str
@@ -46,7 +42,7 @@ class ViewNode(_Frozen):
     labelled: bool = False  # carries text or a content-desc of its own
 
 
-class ViewTree(_Frozen):
+class ViewTree(Frozen):
     """The kept tree: every node in document order and each element's ancestor path."""
 
     nodes: tuple[ViewNode, ...]
@@ -58,7 +54,7 @@ class ViewTree(_Frozen):
         return next((n for n in self.nodes if n.id == node_id), None)
 
 
-class ParsedHierarchy(_Frozen):
+class ParsedHierarchy(Frozen):
     """The parser's output: elements (document order) and the tree they came from."""
 
     elements: tuple[UIElement, ...]

@@ -12,10 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from droidretriever.models import (
     Action,
+    Frozen,
     Input,
     LongPress,
     PageType,
@@ -40,11 +39,8 @@ __all__ = [
 ]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class TakenAction(_Frozen):
+class TakenAction(Frozen):
     """One action already taken in this try, as the policies remember it."""
 
     action: Action
@@ -59,7 +55,7 @@ class TakenAction(_Frozen):
     applied: bool = True
 
 
-class PolicyContext(_Frozen):
+class PolicyContext(Frozen):
     """Everything a policy may read to choose the next action."""
 
     subtask: SubTask
@@ -90,7 +86,7 @@ class PolicyContext(_Frozen):
         return any(t.opened_result and t.applied for t in self.history)
 
 
-class Decision(_Frozen):
+class Decision(Frozen):
     """The action a policy chose, who chose it and what it cost."""
 
     action: Action

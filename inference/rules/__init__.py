@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from inference.rules.apps import InstalledApp, find_mentioned_apps, resolve_app
+from inference.rules.apps import find_mentioned_apps, resolve_app
 from inference.rules.decomposer import decompose_by_rules
 from inference.rules.evaluator import (
     evaluate_by_rules,
@@ -32,7 +32,6 @@ from inference.rules.risk import RiskFinding, find_injection, find_risk
 
 __all__ = [
     "GoalConcepts",
-    "InstalledApp",
     "ItemTime",
     "RiskFinding",
     "count_text_lines",

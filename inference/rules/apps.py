@@ -11,26 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
+
+from droidretriever.models import InstalledApp
 
 __all__ = [
     "APP_ALIASES",
-    "InstalledApp",
     "find_mentioned_apps",
     "names_for",
     "resolve_app",
     "strip_app_names",
 ]
-
-
-class InstalledApp(BaseModel):
-    """An app on the phone, as the decomposer sees it (no device code needed)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    label: str
-    package: str
 
 
 # Alias groups: every name in a group is the same app. Matched against an installed

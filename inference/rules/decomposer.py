@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from droidretriever.models import PageMode, Plan, Query
+from droidretriever.models import InstalledApp, PageMode, Plan, Query
 from inference.rules.apps import (
-    InstalledApp,
     find_mentioned_apps,
     names_for,
     resolve_app,

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.models import Edge, PageMode, Plan, Query, SubTask
-from inference.rules.apps import InstalledApp, names_for
+from droidretriever.models import Edge, InstalledApp, PageMode, Plan, Query, SubTask
+from inference.rules.apps import names_for
 
 __all__ = ["MAX_APPS", "MAX_TERMS", "AppFlow", "build_plan"]
 

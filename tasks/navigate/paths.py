@@ -1,8 +1,8 @@
 """A person's demonstration as a route: play a scripted path on a phone and remember it.
 
 Suite tasks (``droidretriever/suites``) carry the path a person takes to the
-answer (``open_app``, ``tap_text``, ``input``, ``submit``, ``back``; swipes and
-checks only read the target page). Playing one through the copilot's own
+answer as :class:`droidretriever.models.Step` s (``open_app``, ``tap_text``,
+``input``, ``submit``, ``back``; swipes and checks only read the target page). Playing one through the copilot's own
 hands (perception and :func:`tasks.navigate.act.execute_action`) gives, for
 each move, the screen it was made on: exactly what route memory stores after
 a successful run, so a direct goal that no skill can find ("community
@@ -22,8 +22,17 @@ from pydantic import BaseModel, ConfigDict
 from device_farm.driver import Driver
 from device_farm.models import Key
 from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import Action, Back, Input, Screen, SubTask, Tap, UIElement
-from droidretriever.suites import Step, StepKind
+from droidretriever.models import (
+    Action,
+    Back,
+    Input,
+    Screen,
+    Step,
+    StepKind,
+    SubTask,
+    Tap,
+    UIElement,
+)
 from inference.memory import RouteMemory, RouteStep, anchor_for
 from inference.perception import Perceiver, Perception, redactor_for
 from inference.policies import (

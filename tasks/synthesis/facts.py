@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from droidretriever.models import AppStatus, Capture, Query, utcnow
+from droidretriever.models import AppStatus, Capture, Frozen, Query, utcnow
 from tasks.synthesis.grounding import normalize_text
 from tasks.synthesis.items import Item, detect_items, read_query_terms
 from tasks.synthesis.values import MeasureKind
@@ -25,11 +25,8 @@ from tasks.synthesis.values import MeasureKind
 __all__ = ["Change", "ChangeKind", "ChangeSummary", "Fact", "FactSet", "diff_facts", "extract_facts"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class Fact(_Frozen):
+class Fact(Frozen):
     """One value of one item in one app, with its evidence."""
 
     app: str  # the app's label (its package when no label is known)
@@ -46,7 +43,7 @@ class Fact(_Frozen):
         return (self.package, normalize_text(self.entity), self.attribute)
 
 
-class FactSet(_Frozen):
+class FactSet(Frozen):
     """The facts of one run of a query."""
 
     query: str
@@ -63,7 +60,7 @@ class ChangeKind(StrEnum):
     ITEM_REMOVED = "item_removed"
 
 
-class Change(_Frozen):
+class Change(Frozen):
     """One difference between two runs."""
 
     kind: ChangeKind
@@ -91,7 +88,7 @@ class Change(_Frozen):
         return f"{where}: {label} {self.before} -> {self.after}{delta}"
 
 
-class ChangeSummary(_Frozen):
+class ChangeSummary(Frozen):
     """Every change between two fact sets of the same query."""
 
     query: str

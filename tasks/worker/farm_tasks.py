@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from device_farm.models import Key
-from droidretriever.models import ScrollDirection
+from droidretriever.models import Frozen, ScrollDirection
 from tasks.worker.bound_device import BoundDevice
 from tasks.worker.device_tasks import device_task
 
@@ -38,15 +38,12 @@ DIAGNOSE = "farm.diagnose"
 SYNTHETIC = "farm.synthetic"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class DiagnoseRequest(_Frozen):
+class DiagnoseRequest(Frozen):
     observe: bool = False
 
 
-class DiagnoseResult(_Frozen):
+class DiagnoseResult(Frozen):
     serial: str
     worker: str
     packages: tuple[str, ...]
@@ -54,7 +51,7 @@ class DiagnoseResult(_Frozen):
     observe_ms: float = 0.0
 
 
-class SyntheticRequest(_Frozen):
+class SyntheticRequest(Frozen):
     run_id: str
     subtask_id: str
     package: str
@@ -65,7 +62,7 @@ class SyntheticRequest(_Frozen):
     pause_for_user: bool = False
 
 
-class SyntheticResult(_Frozen):
+class SyntheticResult(Frozen):
     subtask_id: str
     serial: str
     steps: int

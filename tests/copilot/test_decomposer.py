@@ -7,10 +7,10 @@ import json
 import pytest
 
 from droidretriever.config import LLMEndpoint
-from droidretriever.models import PageMode, Query
+from droidretriever.models import InstalledApp, PageMode, Query
 from inference.llm import LLMClient
 from inference.roles.decomposer import decompose, decompose_with_model
-from inference.rules import InstalledApp, decompose_by_rules
+from inference.rules import decompose_by_rules
 from inference.rules.decomposer import choose_page_mode, extract_search_terms
 from tests.support.openai_stub import OpenAIStub, ScriptedReply
 

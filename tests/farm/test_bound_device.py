@@ -8,10 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from device_farm.adb_driver import AdbDriver
-from device_farm.models import AppInfo, DeviceInfo, DeviceState
+from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry, open_redis
 from device_farm.sim import SimServer
 from droidretriever.config import BudgetSettings, FarmSettings, load_settings
+from droidretriever.models import InstalledApp
 from tasks.worker import BoundDevice
 from tests.support.example_apps import example_catalog
 
@@ -29,7 +30,7 @@ def device(redis_url: str) -> Iterator[BoundDevice]:
         serial = server.serials[0]
         driver = AdbDriver(serial, port=server.port)
         info = DeviceInfo(serial=serial, width=1080, height=2340, adb_port=server.port,
-                          apps=(AppInfo(package="com.example.app", label="Example"),))
+                          apps=(InstalledApp(package="com.example.app", label="Example"),))
         registry = DeviceRegistry(client, settings.farm)
         registry.register(info, "worker@test")
         try:

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from device_farm.models import AppInfo, DeviceInfo, DeviceState, InflightTask
+from device_farm.models import DeviceInfo, DeviceState, InflightTask
 from device_farm.registry import DeviceRegistry, open_redis
 from droidretriever.config import FarmSettings
+from droidretriever.models import InstalledApp
 
 
 @pytest.fixture()
@@ -25,7 +26,7 @@ def registry(redis_url: str) -> Iterator[DeviceRegistry]:
 
 def _info(serial: str, *packages: str) -> DeviceInfo:
     return DeviceInfo(serial=serial, model="Pixel Sim", width=1080, height=2400,
-                      apps=tuple(AppInfo(package=p, label=p.rsplit(".", 1)[-1]) for p in packages))
+                      apps=tuple(InstalledApp(package=p, label=p.rsplit(".", 1)[-1]) for p in packages))
 
 
 def test_lease_is_exclusive_renewable_and_expires(registry: DeviceRegistry) -> None:

@@ -17,7 +17,8 @@ import adbutils
 import pytest
 
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.suites import Step, StepKind, SuiteError, SuiteTask, load_suite, load_task
+from droidretriever.models import Step, StepKind
+from droidretriever.suites import SuiteError, SuiteTask, load_suite, load_task
 
 TASKS = load_suite()
 CATALOG = load_catalog()

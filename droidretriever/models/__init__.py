@@ -1,0 +1,110 @@
+"""Shared value types: the only currency between layers.
+
+Every model is a frozen pydantic v2 model, so it can cross a module, a Celery
+message, a Prefect parameter or the HTTP API as JSON and come back equal.
+Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
+(import them from ``droidretriever.models``):
+
+    Query -> Plan (SubTask nodes + Edge DAG)
+    Screen (UIElement*) -> Action (discriminated union on ``kind``) -> Evaluation
+    Capture (stitched evidence) -> StepRecord / Trace -> SubTaskResult
+    Report (Citation*) ; RunEvent (the single live stream) ; RunManifest (record)
+
+    base        Frozen (the base of every shared model), utcnow, new_id
+    geometry    Point, Bounds
+    plan        PageMode, Query, SubTask, Edge, Plan
+    screens     UIElement, Screen, PageType
+    actions     Action (Tap, Input, Scroll, Back, ...), Preview
+    evaluation  Evaluation, RiskCategory
+    records     Capture, StepRecord, Trace, SubTaskResult, TokenUsage
+    reports     Citation, AppStatus, Report
+    runs        RunEvent, RunManifest, RunStatus, ServingStatus
+    apps        InstalledApp (what the farm learns of a phone, what the planner sees)
+    paths       Step, StepKind (a scripted path through an app)
+"""
+
+from __future__ import annotations
+
+from droidretriever.models.actions import (
+    Action,
+    Back,
+    Finish,
+    Input,
+    LongPress,
+    OpenApp,
+    Preview,
+    Scroll,
+    ScrollDirection,
+    Swipe,
+    Tap,
+    Wait,
+)
+from droidretriever.models.apps import InstalledApp
+from droidretriever.models.base import Frozen, new_id, utcnow
+from droidretriever.models.evaluation import Evaluation, RiskCategory
+from droidretriever.models.geometry import Bounds, Point
+from droidretriever.models.paths import Step, StepKind
+from droidretriever.models.plan import Edge, PageMode, Plan, Query, SubTask
+from droidretriever.models.records import (
+    Capture,
+    CaptureSource,
+    StepRecord,
+    StepTimings,
+    SubTaskResult,
+    SubTaskStatus,
+    TokenUsage,
+    Trace,
+)
+from droidretriever.models.reports import AppStatus, Citation, Report
+from droidretriever.models.runs import RunEvent, RunEventKind, RunManifest, RunStatus, ServingStatus
+from droidretriever.models.screens import ElementSource, PageType, Screen, UIElement
+
+__all__ = [
+    "Action",
+    "AppStatus",
+    "Back",
+    "Bounds",
+    "Capture",
+    "CaptureSource",
+    "Citation",
+    "Edge",
+    "ElementSource",
+    "Evaluation",
+    "Finish",
+    "Frozen",
+    "Input",
+    "InstalledApp",
+    "LongPress",
+    "OpenApp",
+    "PageMode",
+    "PageType",
+    "Plan",
+    "Point",
+    "Preview",
+    "Query",
+    "Report",
+    "RiskCategory",
+    "RunEvent",
+    "RunEventKind",
+    "RunManifest",
+    "RunStatus",
+    "Screen",
+    "Scroll",
+    "ScrollDirection",
+    "ServingStatus",
+    "Step",
+    "StepKind",
+    "StepRecord",
+    "StepTimings",
+    "SubTask",
+    "SubTaskResult",
+    "SubTaskStatus",
+    "Swipe",
+    "Tap",
+    "TokenUsage",
+    "Trace",
+    "UIElement",
+    "Wait",
+    "new_id",
+    "utcnow",
+]

@@ -1,0 +1,89 @@
+"""A run's record: its status, the live event stream, the manifest, and the serving status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from droidretriever.models.actions import Preview
+from droidretriever.models.base import Frozen, utcnow
+from droidretriever.models.plan import Plan, Query
+from droidretriever.models.records import Capture, StepRecord, SubTaskResult, SubTaskStatus
+from droidretriever.models.reports import Report
+
+__all__ = ["RunEvent", "RunEventKind", "RunManifest", "RunStatus", "ServingStatus"]
+
+
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+class RunEventKind(StrEnum):
+    RUN_STARTED = "run_started"
+    PLAN_READY = "plan_ready"
+    SUBTASK_STARTED = "subtask_started"
+    STEP = "step"
+    PREVIEW = "preview"
+    CAPTURE_SAVED = "capture_saved"
+    NEEDS_USER = "needs_user"
+    RESUMED = "resumed"
+    SUBTASK_FINISHED = "subtask_finished"
+    REPORT_READY = "report_ready"
+    RUN_FINISHED = "run_finished"
+    LOG = "log"
+    ERROR = "error"
+
+
+class RunEvent(Frozen):
+    """One thing that happened in a run: feeds the dashboard, the CLI and the record.
+
+    ``seq`` is assigned by the publisher and orders events within a run. At most
+    one typed attachment is set, matching ``kind``.
+    """
+
+    run_id: str
+    kind: RunEventKind
+    seq: int = 0
+    at: datetime = Field(default_factory=utcnow)
+    subtask_id: str | None = None
+    message: str = ""
+    plan: Plan | None = None
+    step: StepRecord | None = None
+    preview: Preview | None = None
+    capture: Capture | None = None
+    result: SubTaskResult | None = None
+    report: Report | None = None
+
+
+class RunManifest(Frozen):
+    """The system of record for a run, stored at ``runs/<run_id>/manifest.json``."""
+
+    run_id: str
+    query: Query
+    status: RunStatus = RunStatus.PENDING
+    plan: Plan | None = None
+    subtasks: dict[str, SubTaskStatus] = Field(default_factory=dict)
+    capture_ids: tuple[str, ...] = ()
+    report_key: str | None = None
+    prefect_flow_run_id: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    error: str | None = None
+
+
+class ServingStatus(Frozen):
+    """What the subscriptions service serves now (written by ``flows.serve``, read by ``status``)."""
+
+    pid: int
+    child_pid: int | None = None  # the process serving the deployments, None between restarts
+    deployments: tuple[str, ...] = ()  # Prefect deployment names, active and paused
+    paused: int = 0
+    updated_at: datetime = Field(default_factory=utcnow)
+    error: str | None = None  # why the last serving child stopped, if it did
