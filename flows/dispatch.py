@@ -32,6 +32,7 @@ from device_farm.leases import LeaseManager
 from droidretriever.config import load_settings
 from droidretriever.models import RunEventKind, SubTask, SubTaskResult, SubTaskStatus
 from flows.errors import AttemptFailedError
+from flows.keys import tips_key
 from flows.runtime import open_services
 from tasks.navigate import NavigateRequest
 
@@ -41,16 +42,10 @@ __all__ = [
     "navigate_subtask",
     "read_tips",
     "retry_failed_attempts",
-    "tips_key",
 ]
 
 RESULT_TIMEOUT_S = 1800.0  # a sub-task longer than this is stuck; the flow records it as failed
 _TIPS_TTL_S = 24 * 3600
-
-
-def tips_key(run_id: str, subtask_id: str) -> str:
-    """Redis list of reflection tips from failed tries of one sub-task."""
-    return f"flows:tips:{run_id}:{subtask_id}"
 
 
 def read_tips(run_id: str, subtask_id: str) -> tuple[str, ...]:

@@ -38,17 +38,13 @@ from prefect.states import Crashed
 from droidretriever.config import Settings, load_settings
 from droidretriever.models import RunEventKind, RunStatus
 from flows.errors import FlowError, RunNotPausedError, RunOrphanedError
+from flows.keys import waiting_key
 from flows.models import PersonInput
 from flows.runtime import FlowServices, open_services
 
-__all__ = ["WaitingBeacon", "list_paused_flow_runs", "resume_run", "waiting_key"]
+__all__ = ["WaitingBeacon", "list_paused_flow_runs", "resume_run"]
 
 log = logging.getLogger(__name__)
-
-
-def waiting_key(flow_run_id: UUID | str) -> str:
-    """The Redis key that is set while a process waits in paused sub-flow ``flow_run_id``."""
-    return f"flows:waiting:{flow_run_id}"
 
 
 class WaitingBeacon:

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import redis
 
-__all__ = ["is_stop_requested", "request_stop", "stop_key"]
+from flows.keys import stop_key
+
+__all__ = ["is_stop_requested", "request_stop"]
 
 _TTL_S = 7 * 24 * 3600
-
-
-def stop_key(run_id: str) -> str:
-    """The Redis key that says ``run_id`` should stop and report."""
-    return f"flows:stop:{run_id}"
 
 
 def request_stop(client: redis.Redis[bytes], run_id: str) -> None:

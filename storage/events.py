@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from droidretriever.config import RedisSettings
 from droidretriever.models import RunEvent, RunEventKind
 from storage.errors import EventStreamError, ObjectNotFoundError, StorageError
-from storage.keys import RunKeys
+from storage.keys import RunKeys, seq_key, stream_key
 from storage.objects import ObjectStore
 
 __all__ = [
@@ -39,8 +39,6 @@ __all__ = [
     "RunEventReader",
     "iter_replay",
     "open_redis",
-    "seq_key",
-    "stream_key",
 ]
 
 T = TypeVar("T")
@@ -66,16 +64,6 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return seq
 """
-
-
-def stream_key(run_id: str) -> str:
-    """The Redis stream of a run's live events."""
-    return f"runs:{run_id}:events"
-
-
-def seq_key(run_id: str) -> str:
-    """The counter that hands out a run's event sequence numbers."""
-    return f"runs:{run_id}:seq"
 
 
 def open_redis(settings: RedisSettings, *, read_timeout_s: float = 10.0) -> redis.Redis[bytes]:

@@ -1,15 +1,20 @@
-"""Deterministic object keys (ARCHITECTURE.md "Storage layout").
+"""Deterministic object keys (ARCHITECTURE.md "Storage layout"), and storage's Redis keys.
 
 Every key a run writes is a function of the run id and what is written, never
 of the time or a random suffix, so a retried task overwrites its earlier
 attempt instead of leaving a duplicate beside it.
+
+Redis (live run events, :mod:`storage.events`):
+
+    runs:<run_id>:events   STREAM  the run's live events, entry id ``0-<seq>``
+    runs:<run_id>:seq      STR     the counter that hands out their sequence numbers
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["RunKeys", "route_memory_key", "validate_key"]
+__all__ = ["RunKeys", "route_memory_key", "seq_key", "stream_key", "validate_key"]
 
 _SAFE_PART = re.compile(r"^[^/\x00-\x1f]+$")
 
@@ -83,3 +88,13 @@ class RunKeys:
 def route_memory_key(package: str) -> str:
     """Where the successful routes for one app are remembered."""
     return f"memory/routes/{_part(package, 'package')}.json"
+
+
+def stream_key(run_id: str) -> str:
+    """The Redis stream of a run's live events."""
+    return f"runs:{run_id}:events"
+
+
+def seq_key(run_id: str) -> str:
+    """The Redis counter that hands out a run's event sequence numbers."""
+    return f"runs:{run_id}:seq"

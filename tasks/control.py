@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import utcnow
 from tasks.errors import ControlChannelError
+from tasks.keys import control_key
 
 __all__ = [
     "ControlChannel",
     "ControlCommand",
     "ControlKind",
     "RedisControlChannel",
-    "control_key",
 ]
 
 
@@ -44,11 +44,6 @@ class ControlCommand(BaseModel):
     subtask_id: str | None = None  # None = whichever sub-task of the run is running
     note: str = ""
     sent_at: str = ""
-
-
-def control_key(run_id: str) -> str:
-    """The Redis list holding a run's pending commands."""
-    return f"runs:{run_id}:control"
 
 
 class ControlChannel(Protocol):

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from device_farm.models import Key
 from droidretriever.models import Frozen, ScrollDirection
+from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker.bound_device import BoundDevice
 from tasks.worker.device_tasks import device_task
 
@@ -30,8 +31,6 @@ __all__ = [
     "SyntheticResult",
     "diagnose",
     "run_synthetic_subtask",
-    "synthetic_completions_key",
-    "synthetic_steps_key",
 ]
 
 DIAGNOSE = "farm.diagnose"
@@ -68,14 +67,6 @@ class SyntheticResult(Frozen):
     steps: int
     observe_ms: tuple[float, ...]
     redelivered: bool = False
-
-
-def synthetic_steps_key(run_id: str, subtask_id: str) -> str:
-    return f"farm:synthetic:{run_id}:{subtask_id}"
-
-
-def synthetic_completions_key(run_id: str) -> str:
-    return f"farm:synthetic:{run_id}:completed"
 
 
 @device_task(DIAGNOSE, DiagnoseRequest)

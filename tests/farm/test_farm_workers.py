@@ -20,6 +20,7 @@ from celery import Celery
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry, open_redis
 from device_farm.sim import SimServer
+from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (
     DIAGNOSE,
@@ -28,8 +29,6 @@ from tasks.worker.farm_tasks import (
     DiagnoseResult,
     SyntheticRequest,
     SyntheticResult,
-    synthetic_completions_key,
-    synthetic_steps_key,
 )
 from tests.farm.harness import (
     FAST_FARM,

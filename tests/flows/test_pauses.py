@@ -31,8 +31,9 @@ from device_farm.models import DeviceState
 from droidretriever.models import RiskCategory, RunEventKind, RunStatus, SubTaskStatus, new_id
 from flows.dispatch import LeaseKeeper
 from flows.errors import RunOrphanedError
+from flows.keys import waiting_key
 from flows.models import RetrieveRequest, RunOutcome
-from flows.pauses import list_paused_flow_runs, resume_run, waiting_key
+from flows.pauses import list_paused_flow_runs, resume_run
 from flows.retrieve import retrieve
 from flows.runtime import open_services
 from inference.perception import parse_hierarchy
