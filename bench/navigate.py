@@ -27,11 +27,11 @@ from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSetting
 from droidretriever.models import PageMode, Point, SubTask, SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 from inference.llm import LLMClient
+from inference.llm_roles import describe_action
 from inference.memory import RouteMemory
 from inference.perception import Perceiver, count_tokens, describe_screen
 from inference.policies import compact_history, describe_for_navigator, goal_text
 from inference.prompts import render_prompt
-from inference.roles import describe_action
 from storage import FakeObjectStore
 from tasks.capture import CaptureRequest, capture_scrolling, stitch_frames
 from tasks.navigate import (

@@ -19,9 +19,9 @@ from storage.errors import (
     StoreUnavailableError,
 )
 from storage.events import RunEventPublisher, RunEventReader, iter_replay, open_redis
+from storage.fake import FakeObjectStore
 from storage.keys import RunKeys, route_memory_key
 from storage.manifests import ManifestStore
-from storage.memory import FakeObjectStore
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type
 from storage.s3 import S3ObjectStore
 from storage.spool import Spool, SpoolingObjectStore, SpoolUsage

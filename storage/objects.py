@@ -1,7 +1,7 @@
 """The ``ObjectStore`` seam: what every piece that keeps files talks to.
 
 Two implementations ship: :class:`storage.s3.S3ObjectStore` (SeaweedFS here,
-MinIO in production; settings choose) and :class:`storage.memory.FakeObjectStore`
+MinIO in production; settings choose) and :class:`storage.fake.FakeObjectStore`
 (an in-memory test double). :class:`storage.spool.SpoolingObjectStore` wraps
 either one so writes survive the store being down.
 """

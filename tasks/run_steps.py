@@ -21,7 +21,7 @@ from droidretriever.models import (
 )
 from inference.asr import Transcript, transcriber_for
 from inference.llm import Role, client_for
-from inference.roles.decomposer import decompose
+from inference.llm_roles.decomposer import decompose
 from storage import ObjectStore
 from tasks.synthesis import ReportFiles, publish_report, synthesize_report, writer_for
 

@@ -9,6 +9,12 @@ New services (device farm, API server, workers) implement :class:`Service`
 
 from __future__ import annotations
 
+from deploy.local.builtin import (
+    PrefectService,
+    RedisService,
+    SeaweedService,
+    SubscriptionsService,
+)
 from deploy.local.processes import PidFile, ProcessRecord, is_port_free
 from deploy.local.service import (
     Health,
@@ -17,12 +23,6 @@ from deploy.local.service import (
     ProcessService,
     Service,
     ServiceStatus,
-)
-from deploy.local.services import (
-    PrefectService,
-    RedisService,
-    SeaweedService,
-    SubscriptionsService,
 )
 from deploy.local.stack import Stack, build_stack
 

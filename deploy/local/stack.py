@@ -7,13 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from deploy.errors import ServiceError, ServiceStartError
-from deploy.local.service import Service, ServiceStatus
-from deploy.local.services import (
+from deploy.local.builtin import (
     PrefectService,
     RedisService,
     SeaweedService,
     SubscriptionsService,
 )
+from deploy.local.service import Service, ServiceStatus
 from droidretriever.config import Settings
 
 __all__ = ["Stack", "build_stack"]

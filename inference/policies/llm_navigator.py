@@ -20,11 +20,11 @@ from droidretriever.config import PerceptionSettings
 from droidretriever.models import Action, Input, LongPress, Screen, Scroll, SubTask, Tap
 from inference.errors import LLMError
 from inference.llm import LLMClient
+from inference.llm_roles import choose_action, describe_action
 from inference.perception import redactor_for
 from inference.perception.describe import ScreenDescription
 from inference.policies.base import Decision, PolicyContext
 from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator
-from inference.roles import choose_action, describe_action
 
 __all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
 

@@ -35,8 +35,8 @@ from droidretriever.models import (
     Tap,
     Wait,
 )
+from inference.llm_roles import describe_action
 from inference.policies import Decision, TakenAction
-from inference.roles import describe_action
 from storage import ObjectStore, RunKeys
 
 __all__ = [

@@ -23,6 +23,7 @@ from droidretriever.models import (
     StepTimings,
     SubTaskStatus,
 )
+from inference.llm_roles import RoleOutcome, evaluate
 from inference.perception import Perception, describe_screen
 from inference.policies import (
     SKILLS,
@@ -32,7 +33,6 @@ from inference.policies import (
     TakenAction,
     compact_history,
 )
-from inference.roles import RoleOutcome, evaluate
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation

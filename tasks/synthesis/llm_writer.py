@@ -1,6 +1,6 @@
 """LLM4 as a :class:`~tasks.synthesis.report.ReportWriter`: captures' text in, cited Markdown out.
 
-The prompt and the call are the synthesizer role's (``inference.roles.synthesizer``);
+The prompt and the call are the synthesizer role's (``inference.llm_roles.synthesizer``);
 this adapter only names each capture with its app label and hands the reply
 to the synthesis step, which parses and grounds the citations. Errors of the
 model (unreachable, timeout, bad output) propagate as ``inference.errors.LLMError``;
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from droidretriever.config import Settings
 from droidretriever.models import AppStatus, Capture, Query, TokenUsage
 from inference.llm import LLMClient, Role, client_for
-from inference.roles import synthesizer as llm4
+from inference.llm_roles import synthesizer as llm4
 from tasks.synthesis.report import WrittenMarkdown
 
 __all__ = ["LLMReportWriter", "writer_for"]

@@ -10,7 +10,7 @@ import pytest
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import PageMode, PageType, RiskCategory, Screen, SubTask, UIElement
 from inference.llm import LLMClient
-from inference.roles.evaluator import evaluate
+from inference.llm_roles.evaluator import evaluate
 from inference.rules import detect_page_type, evaluate_by_rules, find_risk
 from tests.copilot.screens import element, results_screen, screen_of
 from tests.support.droidbot import iter_states

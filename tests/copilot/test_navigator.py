@@ -21,7 +21,7 @@ from droidretriever.models import (
 )
 from inference.errors import LLMOutputError
 from inference.llm import LLMClient, LLMReply
-from inference.roles.navigator import choose_action, describe_action
+from inference.llm_roles.navigator import choose_action, describe_action
 from tests.copilot.screens import element, screen_of
 from tests.support.openai_stub import OpenAIStub
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jinja2
 import pytest
 
+from inference.llm_roles.synthesizer import CaptureText
 from inference.prompts import PROMPT_NAMES, prompt_version, render_prompt
-from inference.roles.synthesizer import CaptureText
 
 SAMPLES: dict[str, dict[str, object]] = {
     "decomposer": {

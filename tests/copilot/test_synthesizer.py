@@ -5,7 +5,7 @@ from __future__ import annotations
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import Bounds, Capture, UIElement
 from inference.llm import LLMClient
-from inference.roles import capture_text, synthesize_report
+from inference.llm_roles import capture_text, synthesize_report
 from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 

@@ -15,8 +15,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from droidretriever.models import InstalledApp, PageMode, Plan, Query
 from inference.errors import LLMError
 from inference.llm import ChatMessage, LLMClient, LLMReply
+from inference.llm_roles.outcome import RoleOutcome
 from inference.prompts import render_prompt
-from inference.roles.outcome import RoleOutcome
 from inference.rules.apps import resolve_app
 from inference.rules.decomposer import decompose_by_rules
 from inference.rules.plan import MAX_APPS, MAX_TERMS, AppFlow, build_plan

@@ -1,4 +1,4 @@
-"""The four model roles (LLM1-LLM4) and the chains that fall back to rules.
+"""The four model-backed roles (LLM1-LLM4), each a chain that falls back to ``inference.rules``.
 
     decompose / decompose_with_model        LLM1: question -> Plan
     choose_action / describe_action         LLM2: screen description -> Action
@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from inference.roles.decomposer import decompose, decompose_with_model
-from inference.roles.evaluator import evaluate, evaluate_with_model
-from inference.roles.navigator import choose_action, describe_action
-from inference.roles.outcome import RoleOutcome
-from inference.roles.synthesizer import CaptureText, capture_text, synthesize_report
+from inference.llm_roles.decomposer import decompose, decompose_with_model
+from inference.llm_roles.evaluator import evaluate, evaluate_with_model
+from inference.llm_roles.navigator import choose_action, describe_action
+from inference.llm_roles.outcome import RoleOutcome
+from inference.llm_roles.synthesizer import CaptureText, capture_text, synthesize_report
 
 __all__ = [
     "CaptureText",

@@ -1,4 +1,6 @@
-"""The embedded stack's services: Redis, SeaweedFS (S3) and the Prefect server.
+"""The built-in services of the embedded stack: Redis, SeaweedFS (S3), Prefect, subscriptions.
+
+Each implements the seam of :mod:`deploy.local.service`.
 
 Everything binds 127.0.0.1 and keeps its data under ``settings.state_dir``.
 """

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from droidretriever.models import Evaluation, PageType, RiskCategory, Screen, SubTask
 from inference.errors import LLMError
 from inference.llm import ChatMessage, LLMClient, LLMReply
+from inference.llm_roles.outcome import RoleOutcome
 from inference.prompts import render_prompt
-from inference.roles.outcome import RoleOutcome
 from inference.rules.evaluator import evaluate_by_rules
 
 __all__ = ["EvaluatorAnswer", "evaluate", "evaluate_with_model"]
