@@ -30,6 +30,7 @@ from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
+from droidretriever.testing import free_port, wait_for_port
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (
     DIAGNOSE,
@@ -39,7 +40,6 @@ from tasks.worker.farm_tasks import (
     SyntheticRequest,
     SyntheticResult,
 )
-from tests.conftest import free_port, wait_for_port
 
 __all__ = [
     "bench_dispatch",

@@ -29,7 +29,7 @@ from device_farm.adb_client import list_adb_devices
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
-from tests.conftest import free_port, free_port_block, wait_for_port
+from droidretriever.testing import free_port, free_port_block, wait_for_port
 
 __all__ = ["bench_big_mac", "bench_overhead", "bench_services", "main", "plot_big_mac"]
 

@@ -26,6 +26,10 @@ from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
 from droidretriever.models import PageMode, Point, SubTask, SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
+
+# A test double, used as one: the scripted OpenAI-compatible server answers what
+# a navigator model would, so the benchmark can count model calls without a model.
+from droidretriever.testing import OpenAIStub as OpenAIStubTestDouble
 from inference.llm import LLMClient
 from inference.llm_roles import describe_action
 from inference.memory import RouteMemory
@@ -42,10 +46,6 @@ from tasks.navigate import (
     navigator_answers,
     play_scripted_path,
 )
-
-# A test double, used as one: the scripted OpenAI-compatible server answers what
-# a navigator model would, so the benchmark can count model calls without a model.
-from tests.support.openai_stub import OpenAIStub as OpenAIStubTestDouble
 
 __all__ = ["main"]
 
@@ -291,7 +291,7 @@ when it exceeds 600 tokens; past actions as clipped preview lines); the evaluato
 description. The evaluator's static prompt (inference/prompts/evaluator.j2, the paper's 7
 risk criteria) and the navigator's are now about even; the next lever is showing the evaluator
 the navigator's shorter cut of large screens. The route-memory row uses the scripted OpenAI stub,
-a test double (tests/support/openai_stub.py), answering what a navigator would answer on
+a test double (droidretriever/testing/openai_stub.py), answering what a navigator would answer on
 each screen (`tasks.navigate.paths.navigator_answers`).
 """
     write_section("navigate", "UI copilot (navigate)", "python -m bench.navigate", body)

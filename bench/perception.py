@@ -25,6 +25,7 @@ from bench.results import create_figure, percentile, save_plot, summarize_ms, wr
 from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds
+from droidretriever.testing import observe_with_adbutils
 from inference.perception import (
     CachedOcrEngine,
     Observation,
@@ -38,7 +39,6 @@ from inference.perception import (
     observe_droidbot_state,
 )
 from inference.perception.image import decode_screenshot
-from tests.support.adbutils_phone import observe_with_adbutils
 
 __all__ = ["bench_ocr", "bench_parse", "bench_steps", "bench_virtual_phones", "main", "plot_step_costs"]
 

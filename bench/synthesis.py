@@ -19,12 +19,12 @@ from pathlib import Path
 
 from bench.results import percentile, summarize_ms, write_section
 from droidretriever.models import AppStatus, Query, SubTaskStatus
+from droidretriever.testing import DrawnCapture, draw_capture, menu_card
 from tasks.synthesis.citations import CitationRef, parse_citations
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.extractive import write_extractive_markdown
 from tasks.synthesis.grounding import ground_citations
 from tasks.synthesis.report import publish_report, synthesize_report
-from tests.synthesis.drawing import DrawnCapture, draw_capture, menu_card
 
 _DISHES = ["McChicken Meal", "Fries (large)", "Apple Pie", "McFlurry Oreo", "Filet-O-Fish",
            "Chicken McNuggets 10pc", "Double Cheeseburger", "Coca-Cola (medium)"]

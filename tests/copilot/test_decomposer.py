@@ -8,11 +8,11 @@ import pytest
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import InstalledApp, PageMode, Query
+from droidretriever.testing import OpenAIStub, ScriptedReply
 from inference.llm import LLMClient
 from inference.llm_roles.decomposer import decompose, decompose_with_model
 from inference.rules import decompose_by_rules
 from inference.rules.decomposer import choose_page_mode, extract_search_terms
-from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 INSTALLED = [
     InstalledApp(label=label, package=package)

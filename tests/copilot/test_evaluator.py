@@ -9,12 +9,12 @@ import pytest
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import PageMode, PageType, RiskCategory, Screen, SubTask, UIElement
+from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
 from inference.llm_roles.evaluator import evaluate
 from inference.rules import detect_page_type, evaluate_by_rules, find_risk
 from tests.copilot.screens import element, results_screen, screen_of
 from tests.support.droidbot import iter_states
-from tests.support.openai_stub import OpenAIStub
 
 
 def subtask(mode: PageMode = PageMode.FOCUSED, term: str | None = "Big Mac", goal: str = "find the Big Mac price") -> SubTask:
@@ -109,7 +109,7 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
 
 
 def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:
-    from tests.support.openai_stub import ScriptedReply
+    from droidretriever.testing import ScriptedReply
 
     with OpenAIStub() as stub:
         stub.enqueue(ScriptedReply(content="{}", delay_s=2.0))

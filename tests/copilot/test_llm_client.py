@@ -11,10 +11,9 @@ from pydantic import BaseModel
 
 from droidretriever.config import LLMEndpoint, load_settings
 from droidretriever.errors import ConfigError
+from droidretriever.testing import OpenAIStub, ScriptedReply, free_port
 from inference.errors import LLMOutputError, LLMRequestError, LLMTimeout, LLMUnavailable
 from inference.llm import ChatMessage, LLMClient, Role, client_for
-from tests.conftest import free_port
-from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 
 class Price(BaseModel):

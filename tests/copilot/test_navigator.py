@@ -19,11 +19,11 @@ from droidretriever.models import (
     Swipe,
     Tap,
 )
+from droidretriever.testing import OpenAIStub
 from inference.errors import LLMOutputError
 from inference.llm import LLMClient, LLMReply
 from inference.llm_roles.navigator import choose_action, describe_action
 from tests.copilot.screens import element, screen_of
-from tests.support.openai_stub import OpenAIStub
 
 SCREEN = screen_of(
     element("e1", "", top=150, class_name="android.widget.EditText", resource_id="app:id/search", editable=True),

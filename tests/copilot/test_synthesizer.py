@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import Bounds, Capture, UIElement
+from droidretriever.testing import OpenAIStub, ScriptedReply
 from inference.llm import LLMClient
 from inference.llm_roles import capture_text, synthesize_report
-from tests.support.openai_stub import OpenAIStub, ScriptedReply
 
 
 def test_report_from_captures_with_paper_citations() -> None:

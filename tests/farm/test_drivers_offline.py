@@ -143,7 +143,7 @@ def test_u2_errors_are_translated_once(raised: Exception, expected: type[Excepti
 
 
 def test_adb_driver_without_server_is_device_lost() -> None:
-    from tests.conftest import free_port
+    from droidretriever.testing import free_port
 
     driver = AdbDriver("emulator-5554", port=free_port(), timeout_s=2)
     with pytest.raises(DeviceLost, match="cannot reach"):

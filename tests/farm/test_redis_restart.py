@@ -12,9 +12,9 @@ import pytest
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
+from droidretriever.testing import free_port, wait_for_port
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import DIAGNOSE, DiagnoseRequest, DiagnoseResult
-from tests.conftest import free_port, wait_for_port
 from tests.farm.harness import (
     FarmProcesses,
     farm_env,

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 from deploy.local import PrefectService, SubscriptionsService
 from droidretriever.cli import app
 from droidretriever.config import Settings, load_settings
+from droidretriever.testing import free_port
 from flows.runtime import open_services
 from flows.subscriptions import SubscriptionCheck, SubscriptionStore, read_schedule_state
-from tests.conftest import free_port
 from tests.flows.conftest import FlowFarm, Webhook
 from tests.flows.test_subscriptions import big_mac_price
 

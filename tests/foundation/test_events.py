@@ -10,6 +10,7 @@ import redis
 
 from droidretriever.config import RedisSettings, S3Settings
 from droidretriever.models import RunEvent, RunEventKind
+from droidretriever.testing import free_port
 from storage import (
     EventStreamError,
     FakeObjectStore,
@@ -21,7 +22,6 @@ from storage import (
     iter_replay,
     open_redis,
 )
-from tests.conftest import free_port
 
 
 @pytest.fixture()

@@ -11,6 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from droidretriever.config import S3Settings
+from droidretriever.testing import free_port
 from storage import (
     ObjectNotFoundError,
     RunKeys,
@@ -18,7 +19,6 @@ from storage import (
     StoreAccessError,
     StoreUnavailableError,
 )
-from tests.conftest import free_port
 
 pytestmark = pytest.mark.services
 

@@ -18,7 +18,7 @@ from deploy.errors import ServiceStartError
 from deploy.local import PidFile, ProcessRecord, RedisService
 from deploy.local.processes import is_running, read_start_ticks
 from droidretriever.config import RedisSettings, load_settings
-from tests.conftest import free_port, free_port_block
+from droidretriever.testing import free_port, free_port_block
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

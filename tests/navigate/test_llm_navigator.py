@@ -18,6 +18,7 @@ from device_farm.sim import SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint
 from droidretriever.models import SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite
+from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
@@ -31,7 +32,6 @@ from tasks.navigate import (
     play_scripted_path,
 )
 from tests.navigate.test_study2_suite import app_subtask
-from tests.support.openai_stub import OpenAIStub
 
 CATALOG = load_catalog()
 GUIDELINES = next(t for t in load_suite() if t.study is Study.STUDY2 and t.id == "s2_single_02_bilibili_guidelines")

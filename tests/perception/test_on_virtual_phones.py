@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from device_farm.sim import SimServer
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds, ElementSource
+from droidretriever.testing import observe_with_adbutils
 from inference.perception import (
     CachedOcrEngine,
     Observation,
@@ -28,7 +29,6 @@ from inference.perception import (
     describe_screen,
     ground_instruction,
 )
-from tests.support.adbutils_phone import observe_with_adbutils
 from tests.support.example_apps import example_catalog
 
 _MEITUAN = "com.sankuai.meituan"

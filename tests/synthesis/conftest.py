@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from droidretriever.testing import DrawnCapture, draw_capture, menu_card
 from tasks.synthesis.evidence import FolderStore
-from tests.synthesis.drawing import DrawnCapture, draw_capture, menu_card
 
 __all__ = ["DrawnCapture", "draw_capture", "menu_card"]
 

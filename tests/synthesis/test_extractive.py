@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from droidretriever.models import AppStatus, Query, SubTaskStatus
+from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME
 from tasks.synthesis.report import publish_report, synthesize_report
 from tasks.synthesis.values import MeasureKind, read_measures
-from tests.synthesis.drawing import DrawnCapture
 
 QUERY = Query(text="Is a Big Mac cheaper on Meituan or Ele.me?")
 APPS = (

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from droidretriever.models import AppStatus, Query, SubTaskStatus
+from droidretriever.testing import draw_capture, menu_card
 from tasks.synthesis.facts import ChangeKind, diff_facts, extract_facts
 from tasks.synthesis.values import MeasureKind
-from tests.synthesis.drawing import draw_capture, menu_card
 
 QUERY = Query(text="Big Mac price on Meituan")
 APPS = (AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),)

@@ -10,10 +10,10 @@ from PIL import Image
 from rapidocr_onnxruntime import RapidOCR
 
 from droidretriever.models import Bounds, ElementSource, UIElement
+from droidretriever.testing import DrawnCapture, draw_capture
 from tasks.synthesis.citations import CitationRef
 from tasks.synthesis.evidence import FolderStore, store_highlight_crops
 from tasks.synthesis.grounding import ground_citation, ground_citations, normalize_text
-from tests.synthesis.drawing import DrawnCapture, draw_capture
 
 THRESHOLD = 0.8
 

@@ -9,9 +9,9 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from droidretriever.models import AppStatus, Capture, Query, Report, SubTaskStatus
+from droidretriever.testing import DrawnCapture
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.report import build_report, publish_report, synthesize_report
-from tests.synthesis.drawing import DrawnCapture
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -6,12 +6,11 @@ from pydantic import AnyHttpUrl
 
 from droidretriever.config import LLMEndpoint, LLMSettings, load_settings
 from droidretriever.models import AppStatus, Query, SubTaskStatus
+from droidretriever.testing import DrawnCapture, OpenAIStub, ScriptedReply
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME
 from tasks.synthesis.llm_writer import writer_for
 from tasks.synthesis.report import synthesize_report
-from tests.support.openai_stub import OpenAIStub, ScriptedReply
-from tests.synthesis.drawing import DrawnCapture
 
 APPS = (AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),
         AppStatus(app_label="Ele.me", package="me.ele", status=SubTaskStatus.COMPLETED))

@@ -17,12 +17,16 @@ from PIL import Image, ImageDraw, ImageFont
 
 from droidretriever.models import Bounds, Capture, UIElement
 
+__all__ = ["FONT_PATH", "WIDTH", "Card", "DrawnCapture", "Line", "draw_capture", "menu_card"]
+
 FONT_PATH = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 WIDTH = 1080
 
 
 @dataclass(frozen=True)
 class Line:
+    """One line of text drawn at ``(x, y)`` in a font of ``size`` pixels."""
+
     text: str
     x: int
     y: int
@@ -31,6 +35,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Card:
+    """A rounded card from ``top``, ``height`` tall, holding its lines."""
+
     top: int
     lines: tuple[Line, ...]
     height: int = 300
@@ -38,6 +44,8 @@ class Card:
 
 @dataclass
 class DrawnCapture:
+    """The capture (elements at the drawn boxes), its PNG, and each text's box."""
+
     capture: Capture
     png: bytes
     boxes: dict[str, Bounds] = field(default_factory=dict)  # text -> box
@@ -74,6 +82,7 @@ def draw_capture(capture_id: str, package: str, cards: Sequence[Card], *, height
 
 
 def menu_card(top: int, name: str, *details: str) -> Card:
+    """A menu item's card: its name in large type, then one line per detail."""
     lines = [Line(name, 60, top + 30, 48)]
     lines += [Line(text, 60, top + 110 + 70 * i) for i, text in enumerate(details)]
     return Card(top=top, lines=tuple(lines), height=110 + 70 * len(details) + 30)
