@@ -9,5 +9,8 @@ echo "==> ruff"
 ruff check .
 echo "==> mypy (strict)"
 mypy
+echo "==> import contracts (layers, pyproject.toml) and circles"
+lint-imports --no-cache
+python scripts/find_import_cycles.py
 echo "==> pytest"
 python -m pytest "$@"
