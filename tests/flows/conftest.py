@@ -19,7 +19,7 @@ from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
 from storage import open_redis
-from tests.farm.harness import FarmProcesses, farm_env, wait_for_idle
+from tests.support.farm import FarmProcesses, farm_env, wait_for_idle
 
 
 class FlowFarmProcesses(FarmProcesses):

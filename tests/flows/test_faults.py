@@ -11,10 +11,10 @@ from droidretriever.models import RunStatus, new_id
 from flows.models import RetrieveRequest
 from flows.runtime import open_services
 from storage import RunKeys
-from tests.farm.harness import wait_until
 from tests.flows.conftest import FlowFarm
 from tests.flows.reports import price_citation, run_captures
 from tests.flows.test_pauses import _Background
+from tests.support.farm import wait_until
 
 MCDONALDS = "com.mcdonalds.gma.cn"
 

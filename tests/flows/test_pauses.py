@@ -38,10 +38,10 @@ from flows.retrieve import retrieve
 from flows.runtime import open_services
 from inference.perception import parse_hierarchy
 from storage import RunEventReader
-from tests.farm.harness import wait_until
 from tests.flows.conftest import FlowFarm
 from tests.flows.login_gate import LOGIN_GATE
 from tests.flows.reports import run_captures
+from tests.support.farm import wait_until
 
 MEITUAN, MCDONALDS, GMAIL = "com.sankuai.meituan", "com.mcdonalds.gma.cn", "com.google.android.gm"
 

@@ -63,7 +63,7 @@ def test_vivo_x100_ultra_comparison_cites_taobao_and_jd(flow_farm: FlowFarm) -> 
     cell_citation(report, captures, prices["JD"], JD, "6499")
     assert "Lowest price: Taobao (¥6299.00" in report.markdown
     # When the copilot stopped on JD's product page rather than its results list, the page's
-    # offers are in the table too (tests/synthesis checks them on recorded product pages).
+    # offers are in the table too (tests/tasks/synthesis checks them on recorded product pages).
     if any(c.package == JD and c.title == "商品详情" for c in captures.values()):
         gifts = comparison_cells(report, "Bundled gifts")
         cell_citation(report, captures, gifts["JD"], JD, "80W闪充充电器")

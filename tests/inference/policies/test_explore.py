@@ -1,0 +1,263 @@
+"""The no-model explorer: the lexicon maps goals to concepts, entries are ranked, dead ends backtracked."""
+
+from __future__ import annotations
+
+import pytest
+
+from droidretriever.models import Back, Input, PageMode, PageType, Screen, SubTask, Tap, UIElement
+from inference.policies import ExplorePolicy, PolicyContext, TakenAction, rank_results
+from inference.rules import (
+    detect_page_type,
+    evaluate_by_rules,
+    find_goal_concepts,
+    find_list_items,
+    load_lexicon,
+    match_concept,
+)
+from tests.inference.screens import element, perceived, screen_of
+
+PKG = "com.example.app"
+
+
+def task(goal: str, term: str | None = None, mode: PageMode = PageMode.FOCUSED) -> SubTask:
+    return SubTask(id="t1", app_label="Example", package=PKG, goal=goal, search_term=term, page_mode=mode)
+
+
+def context(screen: Screen, subtask: SubTask, *, history: tuple[TakenAction, ...] = ()) -> PolicyContext:
+    return PolicyContext(subtask=subtask, perception=perceived(screen), page_type=detect_page_type(screen),
+                         step=len(history), history=history)
+
+
+def entry(
+    eid: str, label: str, top: int, *, left: int = 0, width: int = 1080, selected: bool = False
+) -> UIElement:
+    return element(eid, label, top=top, height=120, left=left, width=width, clickable=True,
+                   class_name="android.widget.Button", selected=selected)
+
+
+def title(text: str) -> UIElement:
+    return element("title", text, top=60, height=80)
+
+
+def tapped_label(decision_target: str | None, screen: Screen) -> str:
+    found = screen.element(decision_target or "")
+    return found.label if found is not None else ""
+
+
+# ----------------------------------------------------------------- lexicon
+
+
+@pytest.mark.parametrize(("goal", "concept"), [
+    ("List community guidelines on Bilibili.", "guidelines"),
+    ("Check which permissions have been authorized to Meituan.", "permissions"),
+    ("Find out how many Eason songs I've saved on QQ Music.", "liked"),
+    ("List all default currency settlement units on SHEIN.", "currency"),
+    ("查看我的购物车", "cart"),
+])
+def test_a_goal_names_its_concepts_in_english_or_its_own_language(goal: str, concept: str) -> None:
+    assert concept in find_goal_concepts(goal).named
+
+
+def test_a_phrase_wins_over_its_words_and_hubs_lead_to_concepts() -> None:
+    goal = find_goal_concepts("Check showtimes the day after tomorrow of F1: The Movie.")
+    assert "day_after_tomorrow" in goal.named and "tomorrow" not in goal.named
+    assert "F1" in goal.entities
+    assert find_goal_concepts("List all default currency settlement units.").via == {"settings": 1, "me": 2}
+
+
+@pytest.mark.parametrize(("label", "concept"), [
+    ("社区公约", "guidelines"), ("설정", "settings"), ("お知らせ", "notifications"), ("장바구니", "cart"),
+    ("Settings", "settings"), ("我的", "me"), ("マイページ", "me"),
+])
+def test_screen_labels_in_four_languages_stand_for_concepts(label: str, concept: str) -> None:
+    assert match_concept(label, load_lexicon().concepts[concept]) > 0
+
+
+def test_short_latin_labels_do_not_match_by_accident() -> None:
+    me = load_lexicon().concepts["me"]
+    assert match_concept("Menu", me) == 0
+    assert match_concept("Me", me) == 1.0
+
+
+# ----------------------------------------------------------------- explorer
+
+HOME = screen_of(
+    title("Example"),
+    element("search", "Search videos", top=200, height=100, editable=True, clickable=True,
+            class_name="android.widget.EditText"),
+    element("feed0", "A trailer everyone is sharing | 2.1M views", top=500, height=400, clickable=True),
+    entry("tab_home", "首页", 2050, selected=True, width=360),
+    entry("tab_feed", "动态", 2050, left=360, width=360),
+    entry("tab_me", "我的", 2050, left=720, width=360),
+    fingerprint="home",
+)
+ME_PAGE = screen_of(
+    title("我的"),
+    entry("history", "历史记录", 400),
+    entry("guidelines", "社区公约", 600),
+    entry("logout", "退出登录", 800),
+    fingerprint="me",
+)
+
+
+def test_a_hub_leads_to_personal_pages_and_the_named_entry_is_tapped_there() -> None:
+    goal = task("List community guidelines on Example.")
+    explorer = ExplorePolicy()
+    first = explorer.decide(context(HOME, goal))
+    assert first is not None and isinstance(first.action, Tap)
+    assert tapped_label(first.action.target, HOME) == "我的"
+    moved = (TakenAction(action=first.action, instruction="Tap [我的]", policy="explore", fingerprint="home"),)
+    second = explorer.decide(context(ME_PAGE, goal, history=moved))
+    assert second is not None and isinstance(second.action, Tap)
+    assert tapped_label(second.action.target, ME_PAGE) == "社区公约"
+    assert [(e.fingerprint, e.tapped, e.next_fingerprint) for e in explorer.edges] == [
+        ("home", "我的", "me"), ("me", "社区公约", ""),
+    ]
+
+
+def test_an_app_without_search_is_explored_even_when_the_plan_has_a_search_term() -> None:
+    station = screen_of(title("中国铁路12306"), entry("member", "铁路会员", 1200, width=360),
+                        entry("refund", "退改签说明", 1200, left=360, width=360), fingerprint="station")
+    goal = task("What are the member rights on Example?", term="member rights")
+    decision = ExplorePolicy().decide(context(station, goal))
+    assert decision is not None and tapped_label(getattr(decision.action, "target", None), station) == "铁路会员"
+    with_search = screen_of(*station.elements,
+                            element("q", "", top=250, class_name="android.widget.EditText", editable=True,
+                                    resource_id="app:id/search"), fingerprint="station-search")
+    assert ExplorePolicy().decide(context(with_search, goal)) is None  # the skills search first
+
+
+def test_an_exhausted_branch_goes_back_and_risky_entries_are_never_tapped() -> None:
+    goal = task("Show my account deletion settings.")
+    dead_end = screen_of(title("我的"), entry("logout", "退出登录", 400), entry("delete", "Delete account", 600),
+                         fingerprint="dead")
+    explorer = ExplorePolicy()
+    first = explorer.decide(context(HOME, goal))
+    assert first is not None and tapped_label(getattr(first.action, "target", None), HOME) == "我的"
+    history = (TakenAction(action=first.action, instruction="Tap [我的]", policy="explore"),)
+    decision = explorer.decide(context(dead_end, goal, history=history))
+    assert decision is not None and isinstance(decision.action, Back)
+    assert explorer.edges[-1].tapped == "back"
+
+
+def test_nothing_to_explore_before_the_search_is_typed() -> None:
+    assert ExplorePolicy().decide(context(HOME, task("Reviews of Big Mac", term="Big Mac"))) is None
+
+
+# ----------------------------------------------------------------- choosing a result
+
+
+def results(*cards: str) -> Screen:
+    items = [
+        element(f"item{i}", card, top=300 + i * 300, height=280, clickable=True,
+                class_name="android.widget.LinearLayout", resource_id=f"{PKG}:id/result")
+        for i, card in enumerate(cards)
+    ]
+    return screen_of(title("搜索结果"), *items)
+
+
+def test_the_result_naming_the_term_and_the_goal_is_chosen_not_the_first_or_an_ad() -> None:
+    screen = results(
+        "【广告】碟中谍 同款墨镜 限时特价",
+        "碟中谍主题曲 交响乐团现场版 | 45.8万播放",
+        "【碟中谍8】之后还会有续集吗？聊聊这个系列的未来 | UP 电影最TOP | 186.4万播放",
+    )
+    goal = task("Find out how fans feel about the possibility of more Mission: Impossible films.", term="碟中谍")
+    searched = (TakenAction(action=Input(text="碟中谍", target="search", submit=True),
+                            instruction="Enter [碟中谍]", policy="skills"),)
+    ranked = rank_results(context(screen, goal, history=searched), find_list_items(screen))
+    assert ranked[0].id == "item2"
+    assert ranked[-1].id == "item0"  # the ad
+
+
+# ----------------------------------------------------------------- completion by heading
+
+
+def test_a_page_headed_by_the_goals_concept_is_the_target_whatever_its_structure() -> None:
+    goal = task("List community guidelines on Example.")
+    page = screen_of(title("社区公约"), element("rule1", "尊重原创，拒绝搬运和抄袭。", top=300, height=80))
+    evaluation = evaluate_by_rules(goal, page)
+    assert evaluation.complete, evaluation.reason
+
+
+def test_the_apps_first_page_and_a_hub_are_not_the_target() -> None:
+    goal = task("List community guidelines on Example.")
+    assert not evaluate_by_rules(goal, HOME).complete
+    assert not evaluate_by_rules(goal, ME_PAGE).complete  # it only leads there
+
+
+def test_an_entry_the_goal_names_makes_a_page_a_step() -> None:
+    goal = task("Check the driving time to Shanghai using Example.", term="上海")
+    place = screen_of(title("上海市"), element("desc", "中国上海市 · 城市 · 1432公里 " * 10, top=300, height=400),
+                      entry("route", "路线", 1000), entry("up", "Navigate up", 60, width=100))
+    evaluation = evaluate_by_rules(goal, place)
+    assert not evaluation.complete and "路线" in evaluation.reason
+
+
+def test_a_list_headed_by_one_concept_whose_items_name_another_is_opened_not_captured() -> None:
+    goal = task("Check the features of the latest added monitor in my cart.")
+    cart = results("抽纸 24包 | ¥59.90", "27英寸 2K 电竞显示器 | ¥1299.00", "游戏鼠标 | ¥259.00")
+    cart = cart.model_copy(update={"elements": (title("购物车"), *cart.elements[1:])})
+    assert detect_page_type(cart) is PageType.RESULTS_LIST
+    evaluation = evaluate_by_rules(goal, cart)
+    assert not evaluation.complete and "显示器" in evaluation.reason
+
+
+# ----------------------------------------------------------------- brands in every script
+
+BIG_MAC = "Ordering a Big Mac from McDonald's, Meituan or Ele.me?"
+
+
+def test_a_brand_the_goal_spells_is_found_in_every_script_except_in_its_own_app() -> None:
+    in_delivery_app = find_goal_concepts(BIG_MAC, "巨无霸", "Ele.me").entities
+    assert {"麦当劳", "マクドナルド", "맥도날드", "Big Mac"} <= set(in_delivery_app)
+    assert not {"mcdonalds", "big_mac"} & set(find_goal_concepts(BIG_MAC).named)  # names, not UI concepts
+    # In McDonald's own app its name is on every page: it says nothing about where to go.
+    assert "麦当劳" not in find_goal_concepts(BIG_MAC, None, "McDonald's").entities
+
+
+def test_the_store_the_goal_names_in_another_script_is_opened_first() -> None:
+    screen = results(
+        "汉堡王 (美罗城店) | 评分4.5 · 月售6100 | 皇堡第二个1元",
+        "麦当劳 (漕溪北路店) | 评分4.7 · 月售2856 | 满25减4",
+    )
+    goal = task(BIG_MAC, term="巨无霸")
+    searched = (TakenAction(action=Input(text="巨无霸", target="search", submit=True),
+                            instruction="Enter [巨无霸]", policy="skills"),)
+    ranked = rank_results(context(screen, goal, history=searched), find_list_items(screen))
+    assert ranked[0].id == "item1"
+
+
+# ----------------------------------------------------------------- a list's own title
+
+LIKED_PLAYLISTS = "Check my liked playlists on Example, and suggest music styles I'd probably like."
+
+
+def profile(*sections: tuple[str, tuple[str, ...]]) -> Screen:
+    """A profile page: a hub title, a liked-songs entry, then lists each under its own title."""
+    parts: list[UIElement] = [title("我的"), entry("liked", "我喜欢", 200)]
+    top = 360
+    for s, (heading, cards) in enumerate(sections):
+        parts.append(element(f"h{s}", heading, top=top, height=60))
+        top += 70
+        for i, card in enumerate(cards):
+            parts.append(element(f"c{s}_{i}", card, top=top, height=160, clickable=True,
+                                 class_name="android.widget.LinearLayout"))
+            top += 180
+    return screen_of(*parts)
+
+
+def test_a_list_titled_with_all_the_goal_asks_for_is_the_target_of_a_list_view() -> None:
+    goal = task(LIKED_PLAYLISTS, mode=PageMode.LIST_VIEW)
+    page = profile(("自建歌单", ("私人雷达 | 30 首", "跑步 | 52 首")),
+                   ("收藏歌单", ("港乐黄金年代 | 100 首 · by 港乐", "华语 R&B | 60 首 · by QQ音乐")))
+    evaluation = evaluate_by_rules(goal, page)
+    assert evaluation.complete, evaluation.reason
+    assert "title of a list" in evaluation.reason
+
+
+def test_a_list_titled_with_only_part_of_the_goal_is_not_the_target() -> None:
+    goal = task(LIKED_PLAYLISTS, mode=PageMode.LIST_VIEW)
+    page = profile(("为你推荐的歌单", ("晚安电台 | 播放 12万", "周末早晨 | 播放 8万", "通勤路上 | 播放 5万")))
+    evaluation = evaluate_by_rules(goal, page)
+    assert not evaluation.complete and "我喜欢" in evaluation.reason  # the liked entry leads on

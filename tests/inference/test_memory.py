@@ -1,0 +1,98 @@
+"""Route memory: record, BM25 recall, replay with a screen check at each step."""
+
+from __future__ import annotations
+
+import pytest
+
+from droidretriever.models import Back, Input, PageMode, Tap
+from inference.errors import RouteMemoryError
+from inference.memory import Route, RouteMemory, RouteReplay, RouteStep, anchor_for
+from tests.inference.screens import element, screen_of
+from tests.support.fakes import InMemoryBlobStore
+
+PKG = "com.sankuai.meituan"
+HOME = screen_of(element("h1", "首页"), element("h2", "搜索", top=200, clickable=True), element("h3", "外卖", top=400),
+                 package=PKG, fingerprint="home")
+SEARCH = screen_of(element("s1", "", top=150, class_name="android.widget.EditText", resource_id="mt:id/search_edit",
+                           editable=True), element("s2", "历史搜索", top=300), package=PKG, fingerprint="search")
+RESULTS = screen_of(element("r0", "Big Mac", top=150, resource_id="mt:id/search_edit"),
+                    element("r1", "麦当劳 (人民广场店)", top=300, clickable=True), element("r2", "销量 1000+", top=400),
+                    package=PKG, fingerprint="results")
+
+
+def search_route(memory: RouteMemory) -> Route:
+    return next(r for r in memory.load(PKG) if r.goal.startswith("search for"))
+
+
+def learnt_steps() -> list[RouteStep]:
+    return [
+        RouteStep(action=Tap(target="h2"), target=anchor_for(HOME, "h2"), fingerprint="home", anchors=("首页", "搜索", "外卖")),
+        RouteStep(action=Input(text="Big Mac", target="s1", submit=True), target=anchor_for(SEARCH, "s1"),
+                  fingerprint="search", anchors=("历史搜索",)),
+        RouteStep(action=Tap(target="r1"), target=anchor_for(RESULTS, "r1"), fingerprint="results",
+                  anchors=("Big Mac", "麦当劳 (人民广场店)", "销量 1000+")),
+    ]
+
+
+@pytest.fixture
+def memory() -> RouteMemory:
+    store = InMemoryBlobStore()
+    memory = RouteMemory(store)
+    memory.record(PKG, 'search for "Big Mac" and open the first restaurant', learnt_steps(), search_term="Big Mac")
+    memory.record(PKG, "open my order history", [RouteStep(action=Back())], page_mode=PageMode.LIST_VIEW)
+    return memory
+
+
+def test_routes_are_stored_per_package_with_the_term_as_a_slot(memory: RouteMemory) -> None:
+    store = memory._store
+    assert isinstance(store, InMemoryBlobStore)
+    assert list(store.objects) == [f"memory/routes/{PKG}.json"]
+    route = search_route(memory)
+    assert route.goal == 'search for "{search_term}" and open the first restaurant'
+    typed = route.steps[1].action
+    assert isinstance(typed, Input) and typed.text == "{search_term}"
+    assert "Big Mac" not in route.steps[2].anchors  # run data, not part of the route
+    assert memory.load("me.ele") == ()
+
+
+def test_bm25_recall_of_the_same_kind_of_goal(memory: RouteMemory) -> None:
+    matches = memory.recall(PKG, 'search for "McFlurry" and open the first restaurant', search_term="McFlurry")
+    assert matches and matches[0].route.goal.startswith("search for")
+    assert matches[0].score > (matches[1].score if len(matches) > 1 else 0)
+    assert memory.recall(PKG, "完全不同的任务") == ()
+    assert memory.recall("me.ele", "search for Big Mac") == ()
+
+
+def test_replay_substitutes_the_term_and_checks_each_screen(memory: RouteMemory) -> None:
+    route = memory.recall(PKG, 'search for "McFlurry" and open the first restaurant', search_term="McFlurry")[0].route
+    replay = RouteReplay(route, search_term="McFlurry")
+    assert replay.next_action(HOME) == Tap(target="h2")
+    assert replay.next_action(SEARCH) == Input(text="McFlurry", target="s1", submit=True)
+    # The results page shows the new term, and element ids changed: anchors still find it.
+    new_results = screen_of(element("x0", "McFlurry", top=150), element("x9", "麦当劳 (人民广场店)", top=300, clickable=True),
+                            element("x8", "销量 1000+", top=400), package=PKG, fingerprint="results-2")
+    assert replay.next_action(new_results) == Tap(target="x9")
+    assert replay.finished and replay.next_action(new_results) is None
+
+
+def test_a_mismatched_screen_hands_over(memory: RouteMemory) -> None:
+    route = search_route(memory)
+    replay = RouteReplay(route, search_term="McFlurry")
+    advert = screen_of(element("ad", "限时优惠 Special offer"), package=PKG, fingerprint="ad")
+    assert replay.next_action(advert) is None
+    assert "not the one the route expects" in replay.stopped_reason and replay.finished
+
+
+def test_same_route_again_counts_a_success(memory: RouteMemory) -> None:
+    again = memory.record(PKG, 'search for "Whopper" and open the first restaurant', learnt_steps()[:1] + [
+        step.model_copy(update={"action": Input(text="Whopper", target="s1", submit=True)}) for step in learnt_steps()[1:2]
+    ] + learnt_steps()[2:], search_term="Whopper")
+    assert again.successes == 2 and len(memory.load(PKG)) == 2
+
+
+def test_corrupt_memory_is_a_typed_error_with_a_fix() -> None:
+    store = InMemoryBlobStore()
+    store.objects[f"memory/routes/{PKG}.json"] = b'{"package": 3}'
+    with pytest.raises(RouteMemoryError, match="unreadable") as caught:
+        RouteMemory(store).load(PKG)
+    assert "delete memory/routes/" in caught.value.hint

@@ -1,0 +1,26 @@
+"""Virtual phones with a fixed set of apps and a perceiver, for the navigate and capture tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
+from droidretriever.config import PerceptionSettings
+from inference.perception import Perceiver
+
+APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml")
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[SimServer]:
+    # Only the apps these tests navigate: the rest of the catalog is still being written.
+    catalog = Catalog(apps={a.package: a for a in (load_app(APPS_DIR / f) for f in APP_FILES)})
+    with SimServer(phones=1, port=0, seed=7, catalog=catalog) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def perceiver() -> Perceiver:
+    return Perceiver(PerceptionSettings(ocr_backend="none"))
