@@ -50,14 +50,16 @@ def _env(redis_url: str, s3: S3Settings, state_dir: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def prefect_harness() -> Iterator[None]:
-    """A temporary Prefect server (SQLite) for the session; flows run in this process."""
+    """A temporary Prefect server (SQLite) for the flow tests; flows run in this process."""
     with prefect_test_harness(server_startup_timeout=90):
         yield
 
 
-@pytest.fixture(scope="session")
+# Package scope: the farm's workers consume the session's Redis, so they must be gone before
+# other packages' tests (tests/tasks/worker) start their own workers on it.
+@pytest.fixture(scope="package")
 def flow_farm(redis_url: str, s3_settings: S3Settings, prefect_harness: None,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlowFarm]:
     """Three virtual phones (every app), a worker each, the monitor; env set for the flows."""
