@@ -1,6 +1,6 @@
 """Device-bound tasks: plain functions that get the worker's phone, wrapped for Celery.
 
-Write one like this (``tasks/navigate.py`` will)::
+Write one like this (``tasks/navigate/task.py`` does)::
 
     @device_task("farm.navigate", NavigateRequest)
     def navigate(device: BoundDevice, request: NavigateRequest) -> SubTaskResult: ...
