@@ -16,7 +16,8 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
     screens     UIElement, Screen, PageType
     actions     Action (Tap, Input, Scroll, Back, ...), Preview
     evaluation  Evaluation, RiskCategory
-    records     Capture, StepRecord, Trace, SubTaskResult, TokenUsage
+    records     Capture, StepRecord, Trace, SubTaskResult
+    usage       TokenUsage, ModelCall, TokenLedger, ModelFallback, FallbackTally (model costs)
     reports     Citation, AppStatus, Report
     runs        RunEvent, RunManifest, RunStatus, ServingStatus
     apps        InstalledApp (what the farm learns of a phone, what the planner sees)
@@ -52,29 +53,42 @@ from droidretriever.models.records import (
     StepTimings,
     SubTaskResult,
     SubTaskStatus,
-    TokenUsage,
     Trace,
 )
 from droidretriever.models.reports import AppStatus, Citation, Report
 from droidretriever.models.runs import RunEvent, RunEventKind, RunManifest, RunStatus, ServingStatus
 from droidretriever.models.screens import ElementSource, PageType, Screen, UIElement
+from droidretriever.models.usage import (
+    CallOutcome,
+    FallbackTally,
+    ModelCall,
+    ModelFallback,
+    TokenLedger,
+    TokenUsage,
+    merge_tallies,
+    tally_fallbacks,
+)
 
 __all__ = [
     "Action",
     "AppStatus",
     "Back",
     "Bounds",
+    "CallOutcome",
     "Capture",
     "CaptureSource",
     "Citation",
     "Edge",
     "ElementSource",
     "Evaluation",
+    "FallbackTally",
     "Finish",
     "Frozen",
     "Input",
     "InstalledApp",
     "LongPress",
+    "ModelCall",
+    "ModelFallback",
     "OpenApp",
     "PageMode",
     "PageType",
@@ -101,10 +115,13 @@ __all__ = [
     "SubTaskStatus",
     "Swipe",
     "Tap",
+    "TokenLedger",
     "TokenUsage",
     "Trace",
     "UIElement",
     "Wait",
+    "merge_tallies",
     "new_id",
+    "tally_fallbacks",
     "utcnow",
 ]

@@ -32,6 +32,9 @@ class Evaluation(Frozen):
     page_type: PageType = PageType.OTHER
     reason: str = ""
     evaluator: str = ""  # "rules" or "llm:<model>"
+    # A model's "complete" the rules' page type contradicts (a results list for a focused
+    # sub-task): not accepted, and recorded here. Empty when they agree or no model judged.
+    disagreement: str = ""
 
     @model_validator(mode="after")
     def _risk_has_category(self) -> Self:

@@ -9,6 +9,7 @@ from typing import Self
 from pydantic import Field, field_validator, model_validator
 
 from droidretriever.models.base import Frozen
+from droidretriever.models.usage import ModelCall, ModelFallback
 
 __all__ = ["Edge", "PageMode", "Plan", "Query", "SubTask"]
 
@@ -81,6 +82,8 @@ class Plan(Frozen):
     edges: tuple[Edge, ...] = ()
     decomposer: str  # which policy produced it: "llm:<model>" or "rules"
     notes: tuple[str, ...] = ()  # honest remarks, e.g. apps asked for but not installed
+    calls: tuple[ModelCall, ...] = ()  # the decomposer's requests, failed ones included
+    fallback: ModelFallback | None = None  # set when the configured decomposer failed
 
     @model_validator(mode="after")
     def _is_dag(self) -> Self:

@@ -11,6 +11,7 @@ from droidretriever.models.actions import Action
 from droidretriever.models.base import Frozen, utcnow
 from droidretriever.models.evaluation import Evaluation, RiskCategory
 from droidretriever.models.screens import UIElement
+from droidretriever.models.usage import ModelCall, ModelFallback, TokenLedger, TokenUsage
 
 __all__ = [
     "Capture",
@@ -19,7 +20,6 @@ __all__ = [
     "StepTimings",
     "SubTaskResult",
     "SubTaskStatus",
-    "TokenUsage",
     "Trace",
 ]
 
@@ -46,23 +46,6 @@ class Capture(Frozen):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-class TokenUsage(Frozen):
-    prompt: int = 0
-    completion: int = 0
-    calls: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            prompt=self.prompt + other.prompt,
-            completion=self.completion + other.completion,
-            calls=self.calls + other.calls,
-        )
-
-    @property
-    def total(self) -> int:
-        return self.prompt + self.completion
-
-
 class StepTimings(Frozen):
     observe_ms: float = 0.0
     perceive_ms: float = 0.0
@@ -79,7 +62,9 @@ class StepRecord(Frozen):
     policy: str = ""  # which policy acted: route_memory, skills, llm:<model>, user
     evaluation: Evaluation | None = None
     timings: StepTimings = StepTimings()
-    tokens: TokenUsage = TokenUsage()
+    tokens: TokenUsage = TokenUsage()  # the sum of ``calls``
+    calls: tuple[ModelCall, ...] = ()  # every model request of this step, failed ones included
+    fallbacks: tuple[ModelFallback, ...] = ()  # roles whose model failed here: the rules decided
     intervention: bool = False  # a person took over here; what they did is not recorded
     exposed_elements: int = 0  # elements that left the device for a cloud model
     at: datetime = Field(default_factory=utcnow)
@@ -95,6 +80,15 @@ class Trace(Frozen):
         for step in self.steps:
             total = total + step.tokens
         return total
+
+    @property
+    def ledger(self) -> TokenLedger:
+        """Tokens per role over every step."""
+        return TokenLedger.of(call for step in self.steps for call in step.calls)
+
+    @property
+    def fallbacks(self) -> tuple[ModelFallback, ...]:
+        return tuple(f for step in self.steps for f in step.fallbacks)
 
 
 class SubTaskStatus(StrEnum):
@@ -116,3 +110,7 @@ class SubTaskResult(Frozen):
     risk_category: RiskCategory | None = None
     device: str | None = None
     attempt: int = 1
+    # A model that refused its requests (4xx: wrong model name, key, images to a text model)
+    # is a configuration error: the run stops with this message and ``config_hint`` as the fix.
+    config_error: str = ""
+    config_hint: str = ""

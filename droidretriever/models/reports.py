@@ -10,6 +10,7 @@ from droidretriever.models.base import Frozen, utcnow
 from droidretriever.models.geometry import Bounds
 from droidretriever.models.plan import Query
 from droidretriever.models.records import SubTaskStatus
+from droidretriever.models.usage import FallbackTally, TokenLedger
 
 __all__ = ["AppStatus", "Citation", "Report"]
 
@@ -40,6 +41,9 @@ class Report(Frozen):
     citations: tuple[Citation, ...] = ()
     apps: tuple[AppStatus, ...] = ()
     synthesizer: str  # "llm:<model>" or "extractive (no model configured)"
+    tokens: TokenLedger = TokenLedger()  # the whole run's model tokens, per role
+    fallbacks: tuple[FallbackTally, ...] = ()  # roles whose model failed and the rules decided
+    warnings: tuple[str, ...] = ()  # what a reader must know: uncited key points, a cut-off answer
     created_at: datetime = Field(default_factory=utcnow)
 
     @property

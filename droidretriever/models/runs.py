@@ -12,6 +12,7 @@ from droidretriever.models.base import Frozen, utcnow
 from droidretriever.models.plan import Plan, Query
 from droidretriever.models.records import Capture, StepRecord, SubTaskResult, SubTaskStatus
 from droidretriever.models.reports import Report
+from droidretriever.models.usage import FallbackTally, TokenLedger
 
 __all__ = ["RunEvent", "RunEventKind", "RunManifest", "RunStatus", "ServingStatus"]
 
@@ -39,6 +40,9 @@ class RunEventKind(StrEnum):
     RUN_FINISHED = "run_finished"
     LOG = "log"
     ERROR = "error"
+    # A configured model failed (timeout, 5xx, bad or cut-off answer) or ran out of time,
+    # and the rules decided instead; the message names the role, the reason and the count.
+    MODEL_FALLBACK = "model_fallback"
 
 
 class RunEvent(Frozen):
@@ -72,6 +76,9 @@ class RunManifest(Frozen):
     subtasks: dict[str, SubTaskStatus] = Field(default_factory=dict)
     capture_ids: tuple[str, ...] = ()
     report_key: str | None = None
+    tokens: TokenLedger = TokenLedger()  # model tokens of the whole run, per role
+    subtask_tokens: dict[str, TokenLedger] = Field(default_factory=dict)  # per sub-task, per role
+    fallbacks: tuple[FallbackTally, ...] = ()  # roles whose model failed and the rules decided
     prefect_flow_run_id: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
