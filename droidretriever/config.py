@@ -43,6 +43,7 @@ from droidretriever.errors import ConfigError
 
 __all__ = [
     "ENV_PREFIX",
+    "MAX_PIXELS",
     "BudgetSettings",
     "FarmSettings",
     "LLMEndpoint",
@@ -61,6 +62,7 @@ __all__ = [
 
 ENV_PREFIX = "DROIDRETRIEVER_"
 _NESTED = "__"
+MAX_PIXELS = 200_704  # 256 patches of 28x28: a 1080x2340 screenshot is sent as 280x644, 230 tokens
 
 
 class _Section(BaseModel):
@@ -152,11 +154,18 @@ class LLMEndpoint(_Section):
     base_url: AnyHttpUrl | None = None
     model: str = ""
     api_key: SecretStr = SecretStr("EMPTY")  # vLLM accepts any key unless started with one
+    # The deadline of one model call: every request of it (a retry after a dropped
+    # connection or a 5xx, a cut-off answer asked again, the repair round) fits in it.
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=1024, gt=0, le=32768)
-    locality: Literal["local", "cloud"] = "local"  # cloud = redact before sending
+    # None: the role's default (inference.llm.DEFAULT_MAX_TOKENS: the synthesizer's is
+    # several thousand, a navigator's action a few hundred).
+    max_tokens: int | None = Field(default=None, gt=0, le=32768)
+    locality: Literal["local", "cloud"] = "local"  # cloud = redact text and black out pixels first
     vision: bool = False  # send the screenshot too
+    # Screenshots are downscaled to at most this many pixels before sending (the server
+    # ignores a per-request value); Qwen2.5-VL spends one token per 28x28 pixels of it.
+    max_pixels: int = Field(default=MAX_PIXELS, ge=28 * 28 * 4, le=16384 * 28 * 28)
 
     @property
     def configured(self) -> bool:
@@ -182,6 +191,12 @@ class BudgetSettings(_Section):
     confirm_window_s: float = Field(default=0.0, ge=0.0, le=10.0)
     pause_timeout_s: float = Field(default=600.0, gt=0)
     grounding_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+    # Model time (navigator + evaluator calls, failed ones included) one sub-task may spend;
+    # past it the steps are decided by the rules, visibly, instead of waiting on a model.
+    model_s_per_subtask: float = Field(default=300.0, gt=0.0, le=7200.0)
+    # Tokens of capture text the synthesizer is given; above it, each capture keeps its
+    # lines most relevant to the question (search terms, goal words, numbers).
+    synthesis_input_tokens: int = Field(default=6000, ge=500, le=100_000)
 
 
 class LatencyProfile(StrEnum):

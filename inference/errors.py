@@ -9,11 +9,15 @@
           |    +-- OcrError                the OCR engine failed on an image
           |    +-- DetectorError           the UI detector failed or its model is unusable
           |    +-- GroundingError          an element id / text / quote matches nothing on screen
-          +-- LLMError                     a model role (LLM1-LLM4) failed
+          +-- LLMError                     a model role (LLM1-LLM4) failed (``.calls``: what it cost)
           |    +-- LLMUnavailable          the endpoint refused or dropped the connection, or 5xx / 429
-          |    |    +-- LLMTimeout         no answer within the endpoint's timeout_s
-          |    +-- LLMRequestError         the endpoint answered 4xx: wrong model name, key, request
-          |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round
+          |    |    +-- LLMTimeout         no answer before the call's deadline (timeout_s, or the
+          |    |                           sub-task's model-time budget)
+          |    +-- LLMRequestError         the endpoint answered 4xx: wrong model name, key, images to a
+          |    |                           text-only model: a configuration error, never a fallback
+          |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round,
+          |         |                      or was empty or useless (no app, no action)
+          |         +-- LLMCutOffError     the answer hit max_tokens twice (finish_reason "length")
           +-- RouteMemoryError             stored routes are unreadable (corrupt JSON, wrong shape)
           +-- TranscriptionError           audio could not be turned into text (inference.asr)
                +-- TranscriberUnavailableError  the endpoint refused, dropped, timed out or failed
@@ -26,6 +30,7 @@ step when it has them, and the hint says what to do.
 from __future__ import annotations
 
 from droidretriever.errors import DroidRetrieverError
+from droidretriever.models import ModelCall
 
 __all__ = [
     "BackendUnavailableError",
@@ -33,6 +38,7 @@ __all__ = [
     "GroundingError",
     "HierarchyError",
     "InferenceError",
+    "LLMCutOffError",
     "LLMError",
     "LLMOutputError",
     "LLMRequestError",
@@ -80,7 +86,18 @@ class GroundingError(PerceptionError):
 
 
 class LLMError(InferenceError):
-    """A model role failed; callers fall back to rules or to a person."""
+    """A model role failed; callers fall back to rules (transient faults) or stop (4xx).
+
+    ``calls`` holds every request the failed call made, so its tokens and time are
+    counted like a successful call's.
+    """
+
+    calls: tuple[ModelCall, ...] = ()
+
+    @property
+    def transient(self) -> bool:
+        """Whether the rules may decide instead (timeouts, 5xx, bad answers); 4xx is not."""
+        return not isinstance(self, LLMRequestError)
 
 
 class LLMUnavailable(LLMError):  # noqa: N818 -- the name callers were promised (issue 6)
@@ -92,11 +109,18 @@ class LLMTimeout(LLMUnavailable):
 
 
 class LLMRequestError(LLMError):
-    """The endpoint refused the request (4xx): model name, API key or request shape."""
+    """The endpoint refused the request (4xx): model name, API key, images to a text-only model.
+
+    A configuration error: it stops the run with the fix, it is never a per-step fallback.
+    """
 
 
 class LLMOutputError(LLMError):
     """The model's answer did not fit its schema, even after one repair round."""
+
+
+class LLMCutOffError(LLMOutputError):
+    """The answer stopped at ``max_tokens`` (``finish_reason: length``), also with a higher limit."""
 
 
 class RouteMemoryError(InferenceError):

@@ -7,9 +7,18 @@ caller then uses its rule-based fallback, nothing is faked here.
 Structured answers use ``response_format`` ``json_schema`` (vLLM turns it into
 guided decoding) and are validated by pydantic. A bad answer gets exactly one
 repair round that shows the model its validation error; a second bad answer
-raises :class:`LLMOutputError`. Transport faults are translated once, here:
-timeouts -> :class:`LLMTimeout`, refused / dropped connections, 5xx and 429 ->
-:class:`LLMUnavailable`, other 4xx -> :class:`LLMRequestError`.
+raises :class:`LLMOutputError`. An answer cut off at ``max_tokens``
+(``finish_reason: length``) is asked again once with twice the limit, then
+raises :class:`LLMCutOffError`.
+
+Every call has one deadline (the role's ``timeout_s``, or less when the caller
+has less model time left): the retry of a dropped connection or a 5xx, the
+cut-off retry and the repair round all fit in it. Transport faults are
+translated once, here: timeouts -> :class:`LLMTimeout`, refused / dropped
+connections, 5xx and 429 -> :class:`LLMUnavailable`, other 4xx ->
+:class:`LLMRequestError` (a configuration error). Each request becomes a
+:class:`ModelCall` with its tokens (estimated locally when the server reports
+none, and for requests that failed), on the reply or on the error.
 """
 
 from __future__ import annotations
@@ -27,10 +36,20 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.config import LLMEndpoint, Settings
 from droidretriever.errors import ConfigError
-from droidretriever.models import TokenUsage
-from inference.errors import LLMOutputError, LLMRequestError, LLMTimeout, LLMUnavailable
+from droidretriever.models import CallOutcome, ModelCall, TokenUsage
+from inference.errors import (
+    LLMCutOffError,
+    LLMError,
+    LLMOutputError,
+    LLMRequestError,
+    LLMTimeout,
+    LLMUnavailable,
+)
+from inference.llm.images import fit_image
+from inference.perception.tokens import count_tokens
 
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "ChatMessage",
     "JsonCheck",
     "LLMClient",
@@ -48,6 +67,9 @@ M = TypeVar("M", bound=BaseModel)
 JsonCheck = Callable[[M], str | None]
 
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_MAX_LIMIT = 32768
+_RETRY_PAUSE_S = 0.2
+_MESSAGE_OVERHEAD = 4  # tokens a chat template adds per message (role markers)
 
 
 class Role(StrEnum):
@@ -57,6 +79,16 @@ class Role(StrEnum):
     NAVIGATOR = "navigator"  # LLM2
     EVALUATOR = "evaluator"  # LLM3
     SYNTHESIZER = "synthesizer"  # LLM4
+
+
+# Completion limits when a role's max_tokens is not set: a plan or a verdict is a
+# small JSON object; a report with a table and citations runs to thousands.
+DEFAULT_MAX_TOKENS: dict[str, int] = {
+    Role.DECOMPOSER: 512,
+    Role.NAVIGATOR: 256,
+    Role.EVALUATOR: 384,
+    Role.SYNTHESIZER: 4096,
+}
 
 
 class ChatMessage(BaseModel):
@@ -70,12 +102,13 @@ class ChatMessage(BaseModel):
 
 
 class LLMReply(BaseModel, Generic[T]):
-    """A validated answer with what it cost: tokens (all rounds), wall time, model."""
+    """A validated answer with what it cost: every request (all rounds), wall time, model."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: T
     usage: TokenUsage
+    calls: tuple[ModelCall, ...] = ()
     latency_ms: float
     model: str
     role: str
@@ -85,8 +118,8 @@ class LLMReply(BaseModel, Generic[T]):
     def converted(self, value: U, *, prompt_version: str) -> LLMReply[U]:
         """The same call's costs carried by what a role made of the answer."""
         return LLMReply[U](
-            value=value, usage=self.usage, latency_ms=self.latency_ms, model=self.model,
-            role=self.role, repaired=self.repaired, prompt_version=prompt_version,
+            value=value, usage=self.usage, calls=self.calls, latency_ms=self.latency_ms,
+            model=self.model, role=self.role, repaired=self.repaired, prompt_version=prompt_version,
         )
 
 
@@ -110,13 +143,15 @@ class LLMClient:
         self.endpoint = endpoint
         self.role = role
         self.model = endpoint.model
-        # The SDK's own bounded retry covers transient connection faults; nothing
-        # above this client retries the same call again.
+        self.max_tokens = endpoint.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1024)
+        # Retries of a dropped connection or a 5xx happen here, inside the call's deadline;
+        # the SDK's own retries are off, so nothing retries the same request twice over.
+        self.max_retries = max_retries
         self._openai = openai.OpenAI(
             base_url=str(endpoint.base_url),
             api_key=endpoint.api_key.get_secret_value(),
             timeout=endpoint.timeout_s,
-            max_retries=max_retries,
+            max_retries=0,
             http_client=http_client,  # type: ignore[arg-type]  # the SDK accepts httpx and httpx2
         )
 
@@ -131,6 +166,7 @@ class LLMClient:
         schema: type[M],
         *,
         check: JsonCheck[M] | None = None,
+        deadline_s: float | None = None,
     ) -> LLMReply[M]:
         """Ask for a JSON object fitting ``schema``; one repair round, then :class:`LLMOutputError`."""
         response_format = {
@@ -139,124 +175,232 @@ class LLMClient:
             # vLLM applies the schema as guided decoding either way.
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
         }
-        started = time.perf_counter()
-        conversation = list(messages)
-        usage = TokenUsage()
+        call = _Call(self, deadline_s)
+        conversation = [self._to_openai(m) for m in messages]
         error = ""
         for round_no in (1, 2):
-            content, round_usage = self._complete(conversation, response_format)
-            usage = usage + round_usage
+            content = call.complete(conversation, response_format)
             value, error = _parse_json(content, schema, check)
             if value is not None:
-                return LLMReply[M](
-                    value=value,
-                    usage=usage,
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    model=self.model,
-                    role=self.role,
-                    repaired=round_no == 2,
-                )
+                return call.reply(value, repaired=round_no == 2)
+            call.mark_last(CallOutcome.INVALID)
             conversation += [
-                ChatMessage(role="assistant", content=content),
-                ChatMessage(
-                    role="user",
-                    content=(
+                {"role": "assistant", "content": content},
+                {
+                    "role": "user",
+                    "content": (
                         f"Your answer is not valid for the required JSON schema "
                         f"{schema.__name__}: {error}. Reply again with only the corrected "
                         "JSON object, nothing else."
                     ),
-                ),
+                },
             ]
-        raise LLMOutputError(
+        raise call.fail(LLMOutputError(
             f"the {self.role} model {self.model} answered twice without a valid "
             f"{schema.__name__}: {error}",
             hint="check that the server supports response_format json_schema (vLLM guided "
             "decoding), or configure a stronger model for this role",
-        )
+        ))
 
-    def chat_text(self, messages: Sequence[ChatMessage]) -> LLMReply[str]:
+    def chat_text(self, messages: Sequence[ChatMessage], *, deadline_s: float | None = None) -> LLMReply[str]:
         """Ask for free text (the synthesizer's Markdown report)."""
-        started = time.perf_counter()
-        content, usage = self._complete(list(messages), None)
+        call = _Call(self, deadline_s)
+        content = call.complete([self._to_openai(m) for m in messages], None)
         if not content.strip():
-            raise LLMOutputError(
+            call.mark_last(CallOutcome.INVALID)
+            raise call.fail(LLMOutputError(
                 f"the {self.role} model {self.model} returned an empty answer",
                 hint="raise max_tokens for this role or check the server's logs",
-            )
-        return LLMReply[str](
-            value=content,
-            usage=usage,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            model=self.model,
-            role=self.role,
-        )
+            ))
+        return call.reply(content)
 
     def close(self) -> None:
         """Release the HTTP connection pool."""
         self._openai.close()
 
-    # ------------------------------------------------------------------ transport
-
-    def _complete(
-        self, messages: Sequence[ChatMessage], response_format: dict[str, Any] | None
-    ) -> tuple[str, TokenUsage]:
-        payload = [self._to_openai(m) for m in messages]
-        extra: dict[str, Any] = {}
-        if response_format is not None:
-            extra["response_format"] = response_format
-        where = f"the {self.role} model {self.model} at {self.endpoint.base_url}"
-        try:
-            response = self._openai.chat.completions.create(
-                model=self.model,
-                messages=payload,  # type: ignore[arg-type]  # plain dicts in the SDK's shape
-                temperature=self.endpoint.temperature,
-                max_tokens=self.endpoint.max_tokens,
-                **extra,
-            )
-        except openai.APITimeoutError as exc:
-            raise LLMTimeout(
-                f"{where} did not answer within {self.endpoint.timeout_s:g} s",
-                hint="the server may be overloaded: raise timeout_s for this role, or check it",
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise LLMUnavailable(
-                f"cannot reach {where}: {exc}",
-                hint="start the model server (vLLM) or fix base_url for this role",
-            ) from exc
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500 or exc.status_code == 429:
-                raise LLMUnavailable(
-                    f"{where} answered HTTP {exc.status_code}: {_short(exc.message)}",
-                    hint="the server is failing or saturated; retry later or check its logs",
-                ) from exc
-            raise LLMRequestError(
-                f"{where} refused the request with HTTP {exc.status_code}: {_short(exc.message)}",
-                hint="check the model name, the API key and that the server is OpenAI-compatible",
-            ) from exc
-        if not response.choices:
-            raise LLMOutputError(f"{where} returned no choices", hint="check the server's logs")
-        content = response.choices[0].message.content or ""
-        usage = TokenUsage(calls=1)
-        if response.usage is not None:
-            usage = TokenUsage(
-                prompt=response.usage.prompt_tokens,
-                completion=response.usage.completion_tokens,
-                calls=1,
-            )
-        return content, usage
-
     def _to_openai(self, message: ChatMessage) -> dict[str, Any]:
         if message.image_png is None or not self.endpoint.vision:
             # A text-only endpoint never gets the screenshot: it could not read it.
             return {"role": message.role, "content": message.content}
-        data_url = "data:image/png;base64," + base64.b64encode(message.image_png).decode("ascii")
+        fitted = fit_image(message.image_png, self.endpoint.max_pixels)
+        data_url = "data:image/png;base64," + base64.b64encode(fitted.png).decode("ascii")
+        # The image first, then the text, as Qwen-VL's own examples order them.
         return {
             "role": message.role,
             "content": [
-                {"type": "text", "text": message.content},
                 {"type": "image_url", "image_url": {"url": data_url}},
+                {"type": "text", "text": message.content},
             ],
+            "_image_tokens": fitted.tokens,  # removed before sending; counted per request
         }
+
+
+class _Call:
+    """One model call: its deadline, its requests as :class:`ModelCall` s, its reply or error."""
+
+    def __init__(self, client: LLMClient, deadline_s: float | None) -> None:
+        self.client = client
+        self.limit_s = client.endpoint.timeout_s if deadline_s is None else max(0.0, min(
+            deadline_s, client.endpoint.timeout_s))
+        self.started = time.perf_counter()
+        self.deadline = self.started + self.limit_s
+        self.calls: list[ModelCall] = []
+
+    @property
+    def where(self) -> str:
+        c = self.client
+        return f"the {c.role} model {c.model} at {c.endpoint.base_url}"
+
+    def complete(self, payload: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        """The answer's content; a cut-off answer is asked again once with twice the limit."""
+        limit = self.client.max_tokens
+        for retried in (False, True):
+            content, finish = self._request(payload, response_format, limit)
+            if finish != "length":
+                return content
+            self.mark_last(CallOutcome.CUT_OFF)
+            if retried or limit >= _MAX_LIMIT:
+                break
+            limit = min(_MAX_LIMIT, limit * 2)
+        raise self.fail(LLMCutOffError(
+            f"{self.where} was cut off at {limit} tokens (finish_reason length), also after a retry "
+            "with a higher limit",
+            hint=f"raise DROIDRETRIEVER_LLM__{self.client.role.upper()}__MAX_TOKENS, or ask the model "
+            "for a shorter answer",
+        ))
+
+    def reply(self, value: T, *, repaired: bool = False) -> LLMReply[T]:
+        usage = TokenUsage()
+        for call in self.calls:
+            usage = usage + call.usage
+        return LLMReply[T](
+            value=value, usage=usage, calls=tuple(self.calls),
+            latency_ms=(time.perf_counter() - self.started) * 1000, model=self.client.model,
+            role=self.client.role, repaired=repaired,
+        )
+
+    def fail(self, error: LLMError) -> LLMError:
+        """``error`` carrying this call's requests, for the caller to raise."""
+        error.calls = tuple(self.calls)
+        return error
+
+    def mark_last(self, outcome: CallOutcome) -> None:
+        """The last request brought no usable answer after all (bad JSON, cut off, empty)."""
+        last = self.calls[-1]
+        usage = last.usage.model_copy(update={"failed": 1})
+        self.calls[-1] = last.model_copy(update={"outcome": outcome, "usage": usage})
+
+    def _request(self, payload: list[dict[str, Any]], response_format: dict[str, Any] | None,
+                 limit: int) -> tuple[str, str]:
+        """One answer (content, finish_reason), retrying a dropped connection or 5xx in time."""
+        client = self.client
+        messages = [{k: v for k, v in m.items() if not k.startswith("_")} for m in payload]
+        image_tokens = sum(int(m.get("_image_tokens", 0)) for m in payload)
+        extra: dict[str, Any] = {} if response_format is None else {"response_format": response_format}
+        for attempt in range(client.max_retries + 1):
+            remaining = self.deadline - time.perf_counter()
+            if remaining <= 0:
+                raise self.fail(self._timeout())
+            tick = time.perf_counter()
+            try:
+                response = client._openai.with_options(timeout=remaining).chat.completions.create(
+                    model=client.model,
+                    messages=messages,  # type: ignore[arg-type]  # plain dicts in the SDK's shape
+                    temperature=client.endpoint.temperature,
+                    max_tokens=limit,
+                    **extra,
+                )
+            except openai.APITimeoutError as exc:
+                self._record_failure(messages, image_tokens, limit, tick, CallOutcome.TIMEOUT)
+                raise self.fail(self._timeout()) from exc
+            except openai.APIConnectionError as exc:
+                self._record_failure(messages, image_tokens, limit, tick, CallOutcome.UNAVAILABLE)
+                if self._may_retry(attempt):
+                    continue
+                raise self.fail(LLMUnavailable(
+                    f"cannot reach {self.where}: {exc}",
+                    hint="start the model server (vLLM) or fix base_url for this role",
+                )) from exc
+            except openai.APIStatusError as exc:
+                transient = exc.status_code >= 500 or exc.status_code == 429
+                outcome = CallOutcome.UNAVAILABLE if transient else CallOutcome.REFUSED
+                self._record_failure(messages, image_tokens, limit, tick, outcome)
+                if transient and self._may_retry(attempt):
+                    continue
+                raise self.fail(_status_error(self.where, client, exc)) from exc
+            content, finish = self._record_answer(response, messages, image_tokens, limit, tick)
+            return content, finish
+        raise self.fail(self._timeout())  # pragma: no cover  (the loop always returns or raises)
+
+    def _may_retry(self, attempt: int) -> bool:
+        if attempt >= self.client.max_retries or self.deadline - time.perf_counter() <= 2 * _RETRY_PAUSE_S:
+            return False
+        time.sleep(_RETRY_PAUSE_S)
+        return True
+
+    def _timeout(self) -> LLMTimeout:
+        return LLMTimeout(
+            f"{self.where} did not answer within {self.limit_s:g} s",
+            hint="the server may be overloaded: raise timeout_s for this role, or check it",
+        )
+
+    def _record_failure(self, messages: list[dict[str, Any]], image_tokens: int, limit: int,
+                        tick: float, outcome: CallOutcome) -> None:
+        prompt = _estimate_prompt(messages) + image_tokens
+        self.calls.append(ModelCall(
+            role=self.client.role, model=self.client.model, outcome=outcome, estimated=True,
+            usage=TokenUsage(prompt=prompt, image=image_tokens, calls=1, failed=1),
+            latency_ms=(time.perf_counter() - tick) * 1000, max_tokens=limit,
+        ))
+
+    def _record_answer(self, response: Any, messages: list[dict[str, Any]], image_tokens: int,
+                       limit: int, tick: float) -> tuple[str, str]:
+        choice = response.choices[0] if response.choices else None
+        content = (choice.message.content or "") if choice is not None else ""
+        finish = (choice.finish_reason or "") if choice is not None else ""
+        reported = response.usage
+        if reported is not None:
+            usage = TokenUsage(prompt=reported.prompt_tokens, completion=reported.completion_tokens,
+                               image=image_tokens, calls=1)
+        else:
+            usage = TokenUsage(prompt=_estimate_prompt(messages) + image_tokens,
+                               completion=count_tokens(content), image=image_tokens, calls=1)
+        self.calls.append(ModelCall(
+            role=self.client.role, model=self.client.model, usage=usage, estimated=reported is None,
+            latency_ms=(time.perf_counter() - tick) * 1000, max_tokens=limit,
+        ))
+        if choice is None:
+            self.mark_last(CallOutcome.INVALID)
+            raise self.fail(LLMOutputError(f"{self.where} returned no choices", hint="check the server's logs"))
+        return content, finish
+
+
+def _status_error(where: str, client: LLMClient, exc: openai.APIStatusError) -> LLMError:
+    if exc.status_code >= 500 or exc.status_code == 429:
+        return LLMUnavailable(
+            f"{where} answered HTTP {exc.status_code}: {_short(exc.message)}",
+            hint="the server is failing or saturated; retry later or check its logs",
+        )
+    role = client.role.upper()
+    hint = (f"check DROIDRETRIEVER_LLM__{role}__MODEL against the server's served model names "
+            "(`droidretriever doctor` lists them), the API key, and that the server is OpenAI-compatible")
+    if client.endpoint.vision and re.search(r"image|multimodal|modalit", exc.message, re.IGNORECASE):
+        hint = (f"this model does not take images: set DROIDRETRIEVER_LLM__{role}__VISION=false, or "
+                "serve a vision-language model (e.g. Qwen2.5-VL) for this role")
+    return LLMRequestError(
+        f"{where} refused the request with HTTP {exc.status_code}: {_short(exc.message)}", hint=hint,
+    )
+
+
+def _estimate_prompt(messages: Sequence[dict[str, Any]]) -> int:
+    """Prompt tokens of ``messages`` counted here (text parts; images are added by the caller)."""
+    total = 0
+    for message in messages:
+        content = message.get("content", "")
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        total += count_tokens(str(content)) + _MESSAGE_OVERHEAD
+    return total
 
 
 def client_for(settings: Settings, role: Role) -> LLMClient | None:

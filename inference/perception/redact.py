@@ -14,12 +14,12 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
-from PIL import Image, ImageFilter
+from PIL import Image, ImageDraw, ImageFilter
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.config import LLMEndpoint, PerceptionSettings
 from droidretriever.models import UIElement
-from inference.errors import ScreenshotError
+from inference.perception.image import decode_screenshot
 
 __all__ = ["REDACTION_KINDS", "Redaction", "RedactionKind", "Redactor", "redactor_for"]
 
@@ -143,22 +143,30 @@ class Redactor:
 
     def blur_screenshot(self, image_bytes: bytes, elements: tuple[UIElement, ...]) -> bytes:
         """PNG of the screenshot with sensitive elements' boxes blurred beyond reading."""
+        def blur(image: Image.Image, box: tuple[int, int, int, int]) -> None:
+            radius = max(8, (box[3] - box[1]) // 2)
+            image.paste(image.crop(box).filter(ImageFilter.GaussianBlur(radius)), box)
+
+        return self._paint(image_bytes, elements, blur, "blur")
+
+    def black_out_screenshot(self, image_bytes: bytes, elements: tuple[UIElement, ...]) -> bytes:
+        """PNG of the screenshot with sensitive elements' boxes filled black (what a cloud model sees)."""
+        def black(image: Image.Image, box: tuple[int, int, int, int]) -> None:
+            ImageDraw.Draw(image).rectangle((box[0], box[1], box[2] - 1, box[3] - 1), fill=(0, 0, 0))
+
+        return self._paint(image_bytes, elements, black, "black out")
+
+    def _paint(self, image_bytes: bytes, elements: tuple[UIElement, ...],
+               paint: Callable[[Image.Image, tuple[int, int, int, int]], None], verb: str) -> bytes:
         _, sensitive = self.redact_elements(elements)
-        try:
-            with Image.open(io.BytesIO(image_bytes)) as opened:
-                image = opened.convert("RGB")
-        except (OSError, ValueError) as exc:
-            raise ScreenshotError(
-                f"cannot blur the screenshot: it is not a readable image ({exc})",
-                hint="store the PNG exactly as `screencap -p` returned it",
-            ) from exc
+        image = Image.fromarray(decode_screenshot(image_bytes, where=f"a screenshot to {verb}"))
         for element in elements:
             if element.id not in sensitive or element.bounds.area == 0:
                 continue
             b = element.bounds
-            box = (b.left, b.top, b.right, b.bottom)
-            radius = max(8, b.height // 2)
-            image.paste(image.crop(box).filter(ImageFilter.GaussianBlur(radius)), box)
+            box = (max(0, b.left), max(0, b.top), min(image.width, b.right), min(image.height, b.bottom))
+            if box[2] > box[0] and box[3] > box[1]:
+                paint(image, box)
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
         return buffer.getvalue()

@@ -1,0 +1,37 @@
+"""The model roles' client: chat with an OpenAI-compatible server (vLLM), checked and counted.
+
+    client   LLMClient (json_schema guided decoding, repair round, cut-off retry, one deadline
+             per call, every request counted), ChatMessage, LLMReply, Role, client_for
+    images   fit_image / estimate_image_tokens: screenshots downscaled to max_pixels, tokens known
+    meter    ModelMeter: a sub-task's model-time budget and the calls / fallbacks of each step
+    probe    probe_role / check_roles: is each configured role served, does it answer JSON, take images
+"""
+
+from __future__ import annotations
+
+from inference.llm.client import (
+    DEFAULT_MAX_TOKENS,
+    ChatMessage,
+    JsonCheck,
+    LLMClient,
+    LLMReply,
+    Role,
+    client_for,
+)
+from inference.llm.images import FittedImage, estimate_image_tokens, fit_dimensions, fit_image
+from inference.llm.meter import ModelMeter
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "ChatMessage",
+    "FittedImage",
+    "JsonCheck",
+    "LLMClient",
+    "LLMReply",
+    "ModelMeter",
+    "Role",
+    "client_for",
+    "estimate_image_tokens",
+    "fit_dimensions",
+    "fit_image",
+]
