@@ -9,19 +9,21 @@
 from __future__ import annotations
 
 from inference.llm_roles.decomposer import decompose, decompose_with_model
-from inference.llm_roles.evaluator import evaluate, evaluate_with_model
+from inference.llm_roles.evaluator import check_verdict, evaluate, evaluate_with_model
 from inference.llm_roles.navigator import choose_action, describe_action
-from inference.llm_roles.outcome import RoleOutcome
+from inference.llm_roles.outcome import RoleOutcome, describe_failure
 from inference.llm_roles.synthesizer import CaptureText, capture_text, synthesize_report
 
 __all__ = [
     "CaptureText",
     "RoleOutcome",
     "capture_text",
+    "check_verdict",
     "choose_action",
     "decompose",
     "decompose_with_model",
     "describe_action",
+    "describe_failure",
     "evaluate",
     "evaluate_with_model",
     "synthesize_report",

@@ -39,11 +39,11 @@ _SWIPE_SPAN = 0.4  # of the screen's height or width
 
 
 class NavigatorAnswer(BaseModel):
-    """LLM2's JSON: one action and its arguments."""
+    """LLM2's JSON: one action and its arguments (``reason`` and ``action`` required)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    reason: str = ""
+    reason: str
     action: ActionName
     element_id: str | None = None
     text: str | None = None
@@ -73,6 +73,7 @@ def choose_action(
     help_document: str | None = None,
     reflection: str | None = None,
     screenshot_png: bytes | None = None,
+    deadline_s: float | None = None,
 ) -> LLMReply[Action]:
     """Ask LLM2 for the next action on ``screen``; the element id is checked before use."""
     prompt = render_prompt(
@@ -90,6 +91,7 @@ def choose_action(
         ],
         NavigatorAnswer,
         check=lambda answer: _problem(answer, screen),
+        deadline_s=deadline_s,
     )
     return reply.converted(action_from_answer(reply.value, screen), prompt_version=prompt.version)
 

@@ -6,9 +6,12 @@ numbered ``[1]``, ``[2]``...; it answers with that number, which is mapped back
 to the element id here. CORE's concern, as little of the screen as possible
 leaving the device, is met twice: a large screen is cut to the blocks the task
 needs (:mod:`inference.policies.exposure`), and for a ``cloud`` endpoint the
-description is redacted first. Past actions are the preview instructions with
-long labels clipped. A model failure (timeout, unusable answer) is not
-confident: the chain moves on.
+description is redacted first (and, with vision on, the screenshot's personal
+data blacked out). Past actions are the preview instructions with long labels
+clipped. A transient model failure (timeout, 5xx, unusable answer) or a spent
+model-time budget is not confident: the chain moves on, and the fallback is
+noted on the meter the loop drains into the step. A refused request (4xx) is a
+configuration error and is raised.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from collections.abc import Iterable
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Action, Input, LongPress, Screen, Scroll, SubTask, Tap
 from inference.errors import LLMError
-from inference.llm import LLMClient
-from inference.llm_roles import choose_action, describe_action
+from inference.llm import LLMClient, ModelMeter
+from inference.llm_roles import choose_action, describe_action, describe_failure
 from inference.perception import redactor_for
 from inference.perception.describe import ScreenDescription
 from inference.policies.base import Decision, PolicyContext
@@ -50,23 +53,30 @@ class LLMNavigatorPolicy:
     """Asks LLM2 for one action per step."""
 
     def __init__(self, client: LLMClient, *, perception: PerceptionSettings | None = None,
-                 help_document: str | None = None, screen_budget: int = SCREEN_TOKEN_BUDGET) -> None:
+                 help_document: str | None = None, screen_budget: int = SCREEN_TOKEN_BUDGET,
+                 meter: ModelMeter | None = None) -> None:
         self._client = client
         self._redactor = redactor_for(client.endpoint, perception or PerceptionSettings())
         self._help_document = help_document
         self._screen_budget = screen_budget
-        self.failures: list[str] = []
+        self.meter = meter if meter is not None else ModelMeter()
 
     @property
     def name(self) -> str:
         return self._client.name
 
     def decide(self, context: PolicyContext) -> Decision | None:
-        """LLM2's action on this screen, or None when the model fails."""
+        """LLM2's action on this screen, or None when the model fails or its time is spent."""
+        if self.meter.exhausted:
+            self.meter.fall_back("navigator", self.meter.exhausted_reason())
+            return None
         perception = context.perception
         description = describe_for_navigator(perception, context.subtask, redactor=self._redactor,
                                              budget=self._screen_budget)
         shown = numbered_screen(perception.screen, description)
+        screenshot = context.screenshot_png if self._client.endpoint.vision else None
+        if screenshot is not None and self._redactor is not None:
+            screenshot = self._redactor.black_out_screenshot(screenshot, perception.screen.elements)
         try:
             reply = choose_action(
                 self._client,
@@ -76,11 +86,16 @@ class LLMNavigatorPolicy:
                 previous_actions=compact_history(t.instruction for t in context.history),
                 help_document=self._help_document,
                 reflection=context.reflection,
-                screenshot_png=context.screenshot_png if self._client.endpoint.vision else None,
+                screenshot_png=screenshot,
+                deadline_s=self.meter.time_left_s(),
             )
         except LLMError as exc:
-            self.failures.append(str(exc))
+            self.meter.record(exc.calls)
+            if not exc.transient:
+                raise  # a configuration error (4xx) stops the run with its fix
+            self.meter.fall_back("navigator", describe_failure(exc))
             return None
+        self.meter.record(reply.calls)
         action = _map_back(reply.value, description)
         exposed = len(description.element_ids) if self._client.endpoint.locality == "cloud" else 0
         return Decision(

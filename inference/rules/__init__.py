@@ -2,6 +2,7 @@
 
     decompose_by_rules   question -> Plan (app names, noun phrases, cue words)
     evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
+    contradicts_mode     whether a kind of page can be a sub-task's target (checks a model's verdict)
     find_risk            the seven risk criteria on a Screen
     detect_page_type     results list / details / search input / ... from structure
     find_goal_concepts   goal -> UI concepts it names (multilingual lexicon.yaml), hubs, entities
@@ -13,6 +14,7 @@ from __future__ import annotations
 from inference.rules.apps import find_mentioned_apps, resolve_app
 from inference.rules.decomposer import decompose_by_rules
 from inference.rules.evaluator import (
+    contradicts_mode,
     evaluate_by_rules,
     heading_concepts,
     leading_entry,
@@ -34,6 +36,7 @@ __all__ = [
     "GoalConcepts",
     "ItemTime",
     "RiskFinding",
+    "contradicts_mode",
     "count_text_lines",
     "decompose_by_rules",
     "detect_page_type",

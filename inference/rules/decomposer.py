@@ -112,15 +112,16 @@ _TOPICS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 _PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
 
 _HONESTY = (
-    "rule-based decomposition (no decomposer model configured): apps by name matching, "
+    "rule-based decomposition ({because}): apps by name matching, "
     "search terms from quoted text and noun phrases, page mode from cue words; check the "
     "apps and search terms before relying on the report"
 )
 
 
-def decompose_by_rules(query: Query, installed: Sequence[InstalledApp]) -> Plan:
-    """A plan from names and cue words alone, with its limits stated in ``notes``."""
-    notes = [_HONESTY]
+def decompose_by_rules(query: Query, installed: Sequence[InstalledApp],
+                       *, because: str = "no decomposer model configured") -> Plan:
+    """A plan from names and cue words alone, with its limits (and why rules) in ``notes``."""
+    notes = [_HONESTY.format(because=because)]
     apps = list(find_mentioned_apps(query.text, installed))
     if not apps and query.apps:
         apps = [a for a in (resolve_app(name, installed) for name in query.apps) if a is not None]

@@ -32,6 +32,7 @@ from inference.rules.page_type import detect_page_type, find_list_items, find_no
 from inference.rules.risk import find_injection, find_risk
 
 __all__ = [
+    "contradicts_mode",
     "evaluate_by_rules", "heading_concepts", "leading_entry", "list_title_concepts", "mentions_term", "page_heading",
 ]
 
@@ -119,6 +120,32 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
     if hostile is not None:
         reason += f"; ignored screen text that addresses the agent: {hostile.label[:60]!r}"
     return Evaluation(complete=complete, page_type=page, reason=reason, evaluator="rules")
+
+
+# Pages that are never a sub-task's answer, whatever a model says: a pop-up, a login wall,
+# a search page before the search. With a search term, the mode's other kind of page is
+# not it either: a results list is not one result's details page, and the reverse.
+_NEVER_TARGET = (PageType.DIALOG, PageType.LOGIN, PageType.SEARCH_INPUT)
+_NOT_FOR_MODE: dict[PageMode, tuple[PageType, ...]] = {
+    PageMode.FOCUSED: (PageType.RESULTS_LIST, PageType.HOME),
+    PageMode.MULTI_PAGE: (PageType.RESULTS_LIST, PageType.HOME),
+    PageMode.LIST_VIEW: (PageType.DETAILS, PageType.HOME),
+}
+
+
+def contradicts_mode(page: PageType, subtask: SubTask) -> str | None:
+    """Why a page of kind ``page`` cannot be ``subtask``'s target, or None when it may be.
+
+    The rules' page types are coarse (many pages are ``other``), so this names only
+    kinds that contradict the page mode; a model's "complete" on such a page is a
+    disagreement, not a target.
+    """
+    wanted = " or ".join(t.value for t in _TARGET_PAGE[subtask.page_mode])
+    if page in _NEVER_TARGET:
+        return f"the rules see a {page.value} page, never a sub-task's answer"
+    if subtask.search_term and page in _NOT_FOR_MODE[subtask.page_mode]:
+        return f"the rules see a {page.value} page; {subtask.page_mode.value} mode wants a {wanted} page"
+    return None
 
 
 def mentions_term(screen: Screen, term: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jinja2
 import pytest
 
+from droidretriever.models import PageMode, PageType
 from inference.llm_roles.synthesizer import CaptureText
 from inference.prompts import PROMPT_NAMES, prompt_version, render_prompt
 
@@ -14,6 +15,7 @@ SAMPLES: dict[str, dict[str, object]] = {
         "installed_apps": ["美团", "饿了么", "Settings"],
         "max_apps": 3,
         "max_terms": 3,
+        "modes": [mode.value for mode in PageMode],
     },
     "navigator": {
         "goal": 'In 美团, search for "Big Mac"',
@@ -28,6 +30,7 @@ SAMPLES: dict[str, dict[str, object]] = {
         "search_term": "Big Mac",
         "previous_actions": [],
         "screen": "e1 TextView 'Big Mac ¥24.5'",
+        "page_types": [page.value for page in PageType],
     },
     "synthesizer": {
         "task": "Compare Big Mac prices",
@@ -57,7 +60,7 @@ def test_a_missing_variable_is_an_error_not_a_blank(name: str) -> None:
 
 def test_paper_content_is_kept() -> None:
     decomposer = render_prompt("decomposer", **SAMPLES["decomposer"])
-    assert '"search terms"' in decomposer.system and "up to 3" in decomposer.system
+    assert '"search terms"' in decomposer.system and "0 to 3" in decomposer.system
     assert "美团, 饿了么, Settings" in decomposer.user
     evaluator = render_prompt("evaluator", **SAMPLES["evaluator"])
     for category in ("login", "payment", "personal_info", "privacy_settings", "deletion", "consent", "sensitive_app"):

@@ -111,7 +111,7 @@ def test_model_answer_in_the_papers_spelling_becomes_a_plan() -> None:
     ]
     order = [s.package for s in plan.topological_order()]
     assert order.index("com.mcdonalds.app") < order.index("com.sankuai.meituan")
-    assert plan.decomposer == "llm:qwen2.5-72b" and reply.prompt_version == "decomposer/1"
+    assert plan.decomposer == "llm:qwen2.5-72b" and reply.prompt_version == "decomposer/2"
     assert reply.usage.prompt == 410
     assert "美团, 饿了么" in stub.requests[0]["messages"][1]["content"]
     assert "search terms" in stub.requests[0]["response_format"]["json_schema"]["schema"]["properties"]
@@ -125,9 +125,13 @@ def test_model_failure_falls_back_to_rules_and_says_so(failure: ScriptedReply) -
             LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3), role="decomposer", max_retries=0
         )
         outcome = decompose(Query(text="Is a Big Mac cheaper on Meituan or Ele.me?"), INSTALLED, client)
-    assert outcome.policy == "rules" and "fell back to rules" in outcome.fallback_reason
-    assert outcome.value.notes[0].startswith("the decomposer model failed")
-    assert [s.package for s in outcome.value.subtasks] == ["com.sankuai.meituan", "me.ele"]
+    plan = outcome.value
+    assert outcome.policy == "rules" and plan.fallback is not None and plan.fallback.role == "decomposer"
+    # Table row 3: one note, saying why the rules planned; never "no decomposer model configured".
+    assert plan.notes[0].startswith("rule-based decomposition (the decomposer model failed: ")
+    assert not any("no decomposer model configured" in n for n in plan.notes)
+    assert [s.package for s in plan.subtasks] == ["com.sankuai.meituan", "me.ele"]
+    assert plan.calls and all(c.usage.failed == 1 for c in plan.calls)  # the failed call is counted
 
 
 def test_no_model_means_rules() -> None:

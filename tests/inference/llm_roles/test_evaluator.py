@@ -95,17 +95,33 @@ def test_completion_follows_the_page_mode() -> None:
 
 
 def test_llm_evaluator_when_rules_see_no_risk() -> None:
-    answer = {"completion_reason": "menu with prices", "complete": True, "page_type": "details",
+    answer = {"completion_reason": "the results for Big Mac", "complete": True, "page_type": "results_list",
               "risk_reason": "", "risk": False, "risk_category": None}
     with OpenAIStub() as stub:
         stub.enqueue(json.dumps({**answer, "risk": True}), json.dumps(answer))
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
-        outcome = evaluate(subtask(), results_screen(), description="e1 Big Mac ¥24.5", client=client,
-                           previous_actions=["Tap [Big Mac meal 0]"])
-    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/2"
+        outcome = evaluate(subtask(PageMode.LIST_VIEW), results_screen(), description="e1 Big Mac ¥24.5",
+                           client=client, previous_actions=["Enter [Big Mac] in [search]"])
+    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/3"
     assert outcome.value.complete and outcome.value.evaluator == "llm:eval"
-    assert outcome.usage.calls == 2  # the risk-without-category answer was repaired
+    assert not outcome.value.disagreement
+    assert outcome.usage.calls == 2 and outcome.usage.failed == 1  # the risk-without-category answer
     assert "risk_category must name" in stub.requests[1]["messages"][-1]["content"]
+
+
+def test_a_models_complete_on_a_results_list_is_not_a_focused_target() -> None:
+    """Table row 6: one wrong verdict (a results list for a focused sub-task) is not accepted."""
+    answer = {"completion_reason": "Big Mac is listed", "complete": True, "page_type": "details",
+              "risk_reason": "", "risk": False, "risk_category": None}
+    with OpenAIStub() as stub:
+        stub.enqueue(json.dumps(answer))
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
+        outcome = evaluate(subtask(PageMode.FOCUSED), results_screen(), description="e1 Big Mac ¥24.5",
+                           client=client)
+    verdict = outcome.value
+    assert outcome.policy == "llm:eval" and not verdict.complete
+    assert "results_list" in verdict.disagreement and "focused mode wants a details page" in verdict.disagreement
+    assert "Big Mac is listed" in verdict.reason  # the model's own reason is kept beside the disagreement
 
 
 def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:
@@ -117,7 +133,9 @@ def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:
                            role="evaluator", max_retries=0)
         outcome = evaluate(subtask(PageMode.LIST_VIEW), results_screen(), description="d", client=client)
     assert outcome.policy == "rules" and outcome.value.complete
-    assert "evaluator model failed" in outcome.fallback_reason
+    assert outcome.fallback is not None and outcome.fallback.role == "evaluator"
+    assert "did not answer within 0.3 s" in outcome.fallback_reason
+    assert outcome.calls[0].outcome == "timeout" and outcome.calls[0].usage.failed == 1
 
 
 @functools.cache

@@ -49,34 +49,35 @@ def test_tap_on_a_known_element() -> None:
     reply, stub = run({"reason": "Texas is the target", "action": "Tap", "element_id": "e2"},
                       help_document="Cities are listed on the home page.")
     assert reply.value == Tap(target="e2", reason="Texas is the target")
-    assert reply.prompt_version == "navigator/2" and not reply.repaired
+    assert reply.prompt_version == "navigator/3" and not reply.repaired
     assert "Cities are listed on the home page." in stub.requests[0]["messages"][1]["content"]
 
 
 def test_unknown_element_id_gets_one_repair_round_listing_real_ids() -> None:
     reply, stub = run(
-        {"action": "tap", "element_id": "e99"},
-        {"action": "input", "element_id": "e1", "text": "Texas", "submit": True},
+        {"reason": "r", "action": "tap", "element_id": "e99"},
+        {"reason": "r", "action": "input", "element_id": "e1", "text": "Texas", "submit": True},
     )
-    assert reply.value == Input(text="Texas", target="e1", submit=True) and reply.repaired
+    assert reply.value == Input(text="Texas", target="e1", submit=True, reason="r") and reply.repaired
     repair = stub.requests[1]["messages"][-1]["content"]
     assert "'e99' is not on the screen" in repair and "e1, e2, e3" in repair
 
 
 def test_typing_into_a_password_field_is_refused() -> None:
     with pytest.raises(LLMOutputError, match="password field"):
-        run({"action": "input", "element_id": "e3", "text": "hunter2"},
-            {"action": "input", "element_id": "e3", "text": "hunter2"})
+        run({"reason": "log in", "action": "input", "element_id": "e3", "text": "hunter2"},
+            {"reason": "log in", "action": "input", "element_id": "e3", "text": "hunter2"})
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ({"action": "scroll", "direction": "Down"}, Scroll(direction=ScrollDirection.DOWN)),
-        ({"action": "back"}, Back()),
-        ({"action": "open app", "package": "me.ele"}, OpenApp(package="me.ele")),
+        ({"reason": "", "action": "scroll", "direction": "Down"}, Scroll(direction=ScrollDirection.DOWN)),
+        ({"reason": "", "action": "back"}, Back()),
+        ({"reason": "", "action": "open app", "package": "me.ele"}, OpenApp(package="me.ele")),
         ({"action": "finish", "reason": "details shown"}, Finish(reason="details shown")),
-        ({"action": "swipe", "direction": "left"}, Swipe(start=Point(x=756, y=1170), end=Point(x=324, y=1170))),
+        ({"reason": "", "action": "swipe", "direction": "left"},
+         Swipe(start=Point(x=756, y=1170), end=Point(x=324, y=1170))),
     ],
 )
 def test_every_action_kind_maps_to_the_typed_action(answer: dict[str, object], expected: object) -> None:

@@ -26,7 +26,7 @@ def test_report_from_captures_with_paper_citations() -> None:
         stub.enqueue(ScriptedReply(content=report, prompt_tokens=900, completion_tokens=80))
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="synth"), role="synthesizer")
         reply = synthesize_report(client, task="Is a Big Mac cheaper on Meituan or Ele.me?", captures=[text])
-    assert reply.value == report and reply.prompt_version == "synthesizer/1"
+    assert reply.value == report and reply.prompt_version == "synthesizer/2"
     assert reply.usage.total == 980
     user = stub.requests[0]["messages"][1]["content"]
     assert '<interface id="cap-1" app="美团" title="McDonald\'s">' in user
