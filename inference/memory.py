@@ -2,7 +2,10 @@
 
 MobileSteward keeps a Task Guideline Memory of successful executions and
 retrieves the top-3 by BM25 over the task text; this is that memory for one
-app at a time. A :class:`Route` is a list of steps, each an action plus what
+app at a time. A route whose replay ended on a page the evaluator judged not
+the target is demoted (:meth:`RouteMemory.demote`): once it has failed as
+often as it succeeded it is no longer recalled, so one wrong verdict is not
+remembered for ever. A :class:`Route` is a list of steps, each an action plus what
 the screen looked like when it was taken (fingerprint and anchor texts) and
 the target element described by its label / resource id rather than by an id
 that changes between runs. The search term a route typed is stored as a slot,
@@ -100,6 +103,7 @@ class Route(BaseModel):
     page_mode: PageMode = PageMode.FOCUSED
     steps: tuple[RouteStep, ...]
     successes: int = Field(default=1, ge=1)
+    failures: int = Field(default=0, ge=0)  # replays that ended on a page judged not the target
     last_used: datetime = Field(default_factory=utcnow)
 
 
@@ -193,7 +197,8 @@ class RouteMemory:
         k: int = 3,
     ) -> tuple[RouteMatch, ...]:
         """Up to ``k`` routes for ``package`` whose goals best match ``goal`` (BM25, score > 0)."""
-        routes = [r for r in self.load(package) if page_mode is None or r.page_mode == page_mode]
+        routes = [r for r in self.load(package)
+                  if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes]
         query = tokenize_goal(_slot(goal, search_term))
         if not routes or not query:
             return ()
@@ -210,6 +215,16 @@ class RouteMemory:
             for i, s in zip(ids[0], scores[0], strict=True)
             if s > 0
         )
+
+    def demote(self, route: Route) -> Route | None:
+        """Count a replay of ``route`` that ended on a page judged not the target; the stored route."""
+        routes = list(self.load(route.package))
+        for index, known in enumerate(routes):
+            if known.goal == route.goal and _same_actions(known.steps, route.steps):
+                routes[index] = known.model_copy(update={"failures": known.failures + 1})
+                self._save(route.package, routes)
+                return routes[index]
+        return None
 
     def _key(self, package: str) -> str:
         return f"{self._prefix}/{package}.json"

@@ -94,6 +94,12 @@ class RouteMemoryPolicy:
         if matches:
             self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term)
 
+    def demote(self) -> bool:
+        """The replayed route ended on a page judged not the target: count it against the route."""
+        if self._replay is None:
+            return False
+        return self._memory.demote(self._replay.route) is not None
+
     def remember(self, subtask: SubTask, steps: Sequence[RouteStep]) -> None:
         """Store a route that reached ``subtask``'s target (see :func:`route_steps`)."""
         if steps:

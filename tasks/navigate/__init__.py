@@ -29,6 +29,7 @@ public names; the two Celery task modules are imported by name by workers
 from __future__ import annotations
 
 from droidretriever.models import RunEventKind, SubTaskResult, SubTaskStatus, Trace
+from inference.errors import LLMRequestError
 from tasks.navigate.act import extract_facts, page_title, store_trace, write_reflection
 from tasks.navigate.attempt import NavigationTry
 from tasks.navigate.copilot import Copilot, EventSink, NavigateRequest, ObjectStoreBlobs
@@ -66,9 +67,17 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     end = TryEnd(SubTaskStatus.FAILED, "no try ran")
     attempts = copilot.budgets.retries
     attempt = 1
+    config_error: LLMRequestError | None = None
     for attempt in range(1, attempts + 1):
         trial = NavigationTry(run, attempt, reflection)
-        end = trial.execute()
+        try:
+            end = trial.execute()
+        except LLMRequestError as exc:
+            # A model refusing requests (4xx) is a configuration error: no fallback, no
+            # more tries; the flow stops the run with this message and its fix.
+            config_error = exc
+            end = TryEnd(SubTaskStatus.FAILED, f"configuration error: {exc}")
+            run.publish(RunEventKind.ERROR, f"{exc} (fix: {exc.hint})" if exc.hint else str(exc))
         if end.status is not None:
             break
         reflection = write_reflection(attempt, end.reason, trial.history)
@@ -82,6 +91,8 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
         facts=extract_facts(run.captures, subtask.search_term), reason=end.reason,
         risk_category=end.risk.risk_category if end.risk is not None else None,
         device=copilot.driver.serial, attempt=attempt,
+        config_error=str(config_error) if config_error is not None else "",
+        config_hint=config_error.hint if config_error is not None else "",
     )
     store_trace(copilot.store, request.run_id, result)
     run.publish(RunEventKind.SUBTASK_FINISHED, f"{status.value}: {end.reason}", result=result)

@@ -4,6 +4,8 @@ A step: observe -> perceive -> control channel -> evaluate (rules, then LLM3)
 -> decide (policy chain) -> preview event -> confirm window -> act. The next
 step's observation verifies the last action: a submitted search that left
 the page as it was is marked not applied, so the policies type it again.
+Every model request of a step (failed ones included) and every fallback to
+the rules is recorded on that step, also when the step ends the try.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from droidretriever.models import (
     SubTaskStatus,
 )
 from inference.llm_roles import RoleOutcome, evaluate
-from inference.perception import Perception, describe_screen
+from inference.perception import Perception, describe_screen, redactor_for
 from inference.policies import (
     SKILLS,
     Decision,
@@ -55,12 +57,13 @@ class NavigationTry:
         self.subtask = run.subtask
         self.attempt = attempt
         self.reflection = reflection
-        self.chain, memory_policy = self.copilot.build_chain()
+        self.chain, memory_policy = self.copilot.build_chain(run.meter)
         self.targets = TargetPages(run, attempt, memory_policy)
         self.history: list[TakenAction] = []  # what the policies see (cleared after a takeover)
         self.taken: list[tuple[TakenAction, Screen]] = []  # every action, for route memory
         self.seen: Counter[str] = Counter()  # screen fingerprints in this try
         self.pairs: Counter[tuple[str, str]] = Counter()  # (fingerprint, instruction): loops
+        self._base: StepRecord | None = None  # the step being decided, until it is recorded
 
     def execute(self) -> TryEnd:
         """Run the try's steps; how it ended (the exploration map, if any, is published)."""
@@ -91,6 +94,16 @@ class NavigationTry:
         return TryEnd(None, f"step budget of {self.copilot.budgets.steps_per_subtask} spent")
 
     def _step(self) -> TryEnd | None:
+        self._base = None
+        steps = len(self.run.steps)
+        try:
+            return self._decide_step()
+        finally:
+            if self.run.meter.pending and self._base is not None and len(self.run.steps) == steps:
+                # The step ended the try before it was recorded: its model calls still count.
+                self.run.record(self._base)
+
+    def _decide_step(self) -> TryEnd | None:
         step_no = len(self.run.steps) + 1
         started = time.perf_counter()
         observation = self.copilot.driver.observe()
@@ -106,15 +119,18 @@ class NavigationTry:
             if command is not None:
                 return obey(self, command, observation)
         tick = time.perf_counter()
-        verdict = self._evaluate(perception)
+        verdict = self._evaluate(perception, observation.screenshot_png)
         evaluation = verdict.value
         self._verify_last_action(screen, evaluation.page_type)
         base = StepRecord(
             step=step_no, subtask_id=self.subtask.id, screen_key=self._store_screen(step_no, observation),
             elements_digest=digest_elements(screen), evaluation=evaluation,
-            tokens=verdict.usage, intervention=self.run.intervened,
+            intervention=self.run.intervened,
         )
+        self._base = base
         self.run.intervened = False
+        if evaluation.disagreement:
+            self.run.publish(RunEventKind.LOG, f"step {step_no}: verdict not accepted: {evaluation.disagreement}")
         if evaluation.risk:
             self.run.record(base.model_copy(update={"timings": StepTimings(
                 observe_ms=observe_ms, perceive_ms=perceive_ms,
@@ -125,7 +141,8 @@ class NavigationTry:
         self.seen[screen.fingerprint] += 1
         decision: Decision | None
         if self.targets.is_target(evaluation, screen, self.history):
-            done = self.targets.capture(observation, screen, self.taken)
+            done = self.targets.capture(observation, screen, self.taken,
+                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
             if done is not None:
                 self.run.record(base.model_copy(update={"action": Finish(reason=done.reason),
                                                         "policy": "evaluator"}))
@@ -141,13 +158,15 @@ class NavigationTry:
             ))
         decide_ms = (time.perf_counter() - tick) * 1000.0
         if decision is None:
-            return TryEnd(None, f"no policy knew what to do on this {evaluation.page_type.value} page")
+            fallback = self.run.meter.pending_fallback("navigator")
+            failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""
+            return TryEnd(None, f"no policy knew what to do on this {evaluation.page_type.value} page{failed}")
         if isinstance(decision.action, Finish):
-            done = self.targets.capture(observation, screen, self.taken, force=True)
-            # The model's "finish" cost tokens too: they belong on this step.
+            done = self.targets.capture(observation, screen, self.taken, force=True,
+                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
             self.run.record(base.model_copy(update={
                 "action": decision.action, "policy": decision.policy,
-                "tokens": base.tokens + decision.usage, "exposed_elements": decision.exposed_elements,
+                "exposed_elements": decision.exposed_elements,
             }))
             return done or TryEnd(SubTaskStatus.COMPLETED, decision.action.reason or "the navigator finished")
         preview = preview_for(step_no, decision, screen)
@@ -170,7 +189,7 @@ class NavigationTry:
         self.taken.append((taken, screen))
         self.run.record(base.model_copy(update={
             "action": decision.action, "policy": decision.policy,
-            "tokens": base.tokens + decision.usage, "exposed_elements": decision.exposed_elements,
+            "exposed_elements": decision.exposed_elements,
             "timings": StepTimings(observe_ms=observe_ms, perceive_ms=perceive_ms,
                                    decide_ms=decide_ms, act_ms=outcome.act_ms),
         }))
@@ -192,7 +211,7 @@ class NavigationTry:
         self.taken[-1] = (failed, before)
         self.run.publish(RunEventKind.LOG, f"{last.instruction}: the page did not change after submitting")
 
-    def _evaluate(self, perception: Perception) -> RoleOutcome[Evaluation]:
+    def _evaluate(self, perception: Perception, screenshot_png: bytes) -> RoleOutcome[Evaluation]:
         screen = perception.screen
         if screen.package != self.subtask.package and not _is_system_dialog(screen):
             # The launcher or another app: not the sub-task's screen, nothing to judge yet.
@@ -200,10 +219,12 @@ class NavigationTry:
                                reason=f"{screen.package or 'the home screen'} is in front")
             return RoleOutcome[Evaluation](value=other, policy="rules")
         evaluator = self.copilot.evaluator
+        redactor = redactor_for(evaluator.endpoint, self.copilot.perceiver.settings) if evaluator else None
         return evaluate(
             self.subtask, screen, client=evaluator,
-            description=describe_screen(screen, perception.blocks).text if evaluator else "",
+            description=describe_screen(screen, perception.blocks, redactor=redactor).text if evaluator else "",
             previous_actions=compact_history(t.instruction for t in self.history),
+            screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
         )
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from device_farm.driver import Driver
 from droidretriever.config import BudgetSettings
 from droidretriever.models import RunEvent, SubTask
-from inference.llm import LLMClient
+from inference.llm import LLMClient, ModelMeter
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.policies import (
@@ -77,8 +77,11 @@ class Copilot:
     restart_app: bool = True  # False: the first try starts on whatever the phone shows
     help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
 
-    def build_chain(self) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
-        """Route memory -> skills -> explorer -> LLM navigator, each present when configured."""
+    def build_chain(self, meter: ModelMeter | None = None) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
+        """Route memory -> skills -> explorer -> LLM navigator, each present when configured.
+
+        ``meter``: the sub-task's model-time budget and record of model requests.
+        """
         policies: list[Policy] = []
         memory = RouteMemoryPolicy(self.memory) if self.memory is not None else None
         if memory is not None:
@@ -90,6 +93,7 @@ class Copilot:
         if self.navigator is not None:
             policies.append(LLMNavigatorPolicy(
                 self.navigator, perception=self.perceiver.settings, help_document=self.help_document,
+                meter=meter,
             ))
         return PolicyChain(policies), memory
 

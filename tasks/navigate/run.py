@@ -2,7 +2,10 @@
 
 Every step, capture and pause goes out as a ``RunEvent`` (the dashboard, the
 CLI and the stored trace read the same stream); :class:`SubTaskRun` is the
-one place that builds those events.
+one place that builds those events. Its :class:`ModelMeter` holds the
+sub-task's model-time budget; each recorded step takes the model requests and
+fallbacks made since the last one, and each fallback goes out as a
+``model_fallback`` event naming the role, the reason and the count so far.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from droidretriever.models import (
     StepRecord,
     SubTask,
     SubTaskStatus,
+    TokenUsage,
 )
+from inference.llm import ModelMeter
 from inference.perception import Observation
 from tasks.navigate.copilot import Copilot, NavigateRequest
 
@@ -45,6 +50,10 @@ class SubTaskRun:
     captures: list[Capture] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)  # item signatures of opened results
     intervened: bool = False  # a person steered since the last recorded step
+    meter: ModelMeter = field(init=False)  # model time left, calls and fallbacks not yet recorded
+
+    def __post_init__(self) -> None:
+        self.meter = ModelMeter(self.copilot.budgets.model_s_per_subtask)
 
     @property
     def subtask(self) -> SubTask:
@@ -61,9 +70,21 @@ class SubTaskRun:
         self.copilot.events.publish(event)
 
     def record(self, step: StepRecord) -> None:
-        """Keep ``step`` for the trace and publish it."""
+        """Keep ``step`` (with the model requests and fallbacks since the last one) and publish it."""
+        calls, fallbacks = self.meter.drain()
+        if calls or fallbacks:
+            tokens = TokenUsage()
+            for call in calls:
+                tokens = tokens + call.usage
+            step = step.model_copy(update={"calls": (*step.calls, *calls), "tokens": step.tokens + tokens,
+                                           "fallbacks": (*step.fallbacks, *fallbacks)})
         self.steps.append(step)
         self.publish(RunEventKind.STEP, step.policy, step=step)
+        for fallback in step.fallbacks:
+            count = sum(1 for s in self.steps for f in s.fallbacks if f.role == fallback.role)
+            self.publish(RunEventKind.MODEL_FALLBACK,
+                         f"the {fallback.role}'s model failed ({fallback.reason}); the rules decided "
+                         f"step {step.step} ({count} time{'s' if count != 1 else ''} in this sub-task)")
 
     def count_captures(self, source: CaptureSource) -> int:
         """How many captures of ``source`` (auto / user) this run holds."""

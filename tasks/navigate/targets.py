@@ -4,7 +4,11 @@
 ``multi_page`` up to ``browsing_limit`` distinct results (each captured, then
 Back to the branch point; visited results are masked by item signature in
 :class:`tasks.navigate.run.SubTaskRun`). When the last wanted page is
-captured, the route that reached the first one is remembered for next time.
+captured, the route that reached the first one is remembered for next time,
+but with an evaluator model configured only when its target was confirmed by
+both the model ("complete") and the rules (a page type the mode allows, or a
+result opened from a list). A remembered route whose replay ends on a page the
+model judges not complete is demoted and the try goes on from there.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class TargetPages:
         self.memory = memory
         self.captured: set[str] = set()  # fingerprints of pages captured in this try
         self.route_end: int | None = None  # actions taken when the first target was captured
+        self.route_confirmed = False  # the first target was confirmed by the model and the rules
+        self.demoted = False  # the replayed route was demoted in this try
 
     def is_target(self, evaluation: Evaluation, screen: Screen,
                   history: Sequence[TakenAction]) -> bool:
@@ -78,7 +84,10 @@ class TargetPages:
         last = history[-1] if history else None
         if (last is not None and last.applied and screen.package == subtask.package
                 and self._route_just_completed(history, screen)):
-            return True  # the remembered route ends where its target page was captured before
+            if not self._judged_not_target(evaluation, history, screen):
+                return True  # the remembered route ends where its target page was captured before
+            self._demote(evaluation)
+            return False
         if evaluation.evaluator == "rules" and not evaluation.complete and _entry_leads_on(subtask, screen):
             return False  # the page offers an entry named by the goal (a place's "路线"): a step
         if evaluation.complete:
@@ -98,8 +107,43 @@ class TargetPages:
             return (isinstance(last.action, Input) and last.action.submit
                     and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
                     and _cards(screen) >= _MIN_CARDS)
-        return (last.opened_result and screen.fingerprint != last.fingerprint
+        return self._opened_details(history, screen)
+
+    def confirms(self, evaluation: Evaluation, screen: Screen, history: Sequence[TakenAction]) -> bool:
+        """Whether ``screen`` as a target is confirmed by both the evaluator model and the rules.
+
+        Without an evaluator model the rules alone decide, as always. With one, the model
+        must have said complete (even if the verdict was not accepted) and the rules must
+        agree: their page type allows the mode, or the page is a result opened from a list.
+        """
+        if self.run.copilot.evaluator is None:
+            return True
+        if evaluation.evaluator == "rules":
+            return False  # the model failed or its time was spent: it confirmed nothing
+        said_complete = evaluation.complete or bool(evaluation.disagreement)
+        return said_complete and (not evaluation.disagreement or self._opened_details(history, screen))
+
+    def _opened_details(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+        """The rules' structural view: a result opened from a list is that result's details page."""
+        last = history[-1] if history else None
+        return (self.run.subtask.page_mode is not PageMode.LIST_VIEW and last is not None
+                and last.applied and last.opened_result and screen.fingerprint != last.fingerprint
                 and not find_truncated_items(screen))
+
+    def _judged_not_target(self, evaluation: Evaluation, history: Sequence[TakenAction],
+                           screen: Screen) -> bool:
+        """The evaluator model judged the replayed route's last page not complete."""
+        if evaluation.evaluator == "rules" or evaluation.complete:
+            return False
+        return not (evaluation.disagreement and self._opened_details(history, screen))
+
+    def _demote(self, evaluation: Evaluation) -> None:
+        if self.demoted or self.memory is None:
+            return
+        self.demoted = True
+        if self.memory.demote():
+            self.run.publish(RunEventKind.LOG, "the remembered route ended on a page the evaluator judged "
+                                               f"not the target ({evaluation.reason[:120]}): route demoted")
 
     def _route_just_completed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         if self.memory is None or not self.memory.completed or is_dialog_open(screen):
@@ -110,15 +154,18 @@ class TargetPages:
 
     def capture(self, observation: DeviceObservation, screen: Screen,
                 taken: Sequence[tuple[TakenAction, Screen]], *, force: bool = False,
-                source: CaptureSource = CaptureSource.AUTO) -> TryEnd | None:
+                source: CaptureSource = CaptureSource.AUTO, confirmed: bool = True) -> TryEnd | None:
         """Capture the page; the end of the sub-task unless more pages are wanted.
 
         ``force``: the navigator said "finish", so whatever was captured is the answer.
+        ``confirmed``: the page is a target by both the evaluator model and the rules
+        (see :meth:`confirms`); only a confirmed first target's route is remembered.
         """
         run, copilot, subtask = self.run, self.run.copilot, self.run.subtask
         self.captured.add(screen.fingerprint)
         if self.route_end is None and source is CaptureSource.AUTO:
             self.route_end = len(taken)
+            self.route_confirmed = confirmed
         request = CaptureRequest(
             run_id=run.request.run_id, subtask_id=subtask.id, package=subtask.package,
             attempt=self.attempt, index=1 + run.count_captures(source), source=source,
@@ -141,6 +188,10 @@ class TargetPages:
     def _remember_route(self, taken: Sequence[tuple[TakenAction, Screen]]) -> None:
         if self.memory is None or any(s.intervention for s in self.run.steps):
             return  # a route a person helped with is not the agent's to replay
+        if not self.route_confirmed:
+            self.run.publish(RunEventKind.LOG, "route not remembered: its target page was not confirmed "
+                                               "by both the evaluator model and the rules")
+            return
         self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]))
 
 
