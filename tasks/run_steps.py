@@ -13,21 +13,26 @@ from droidretriever.config import Settings
 from droidretriever.models import (
     AppStatus,
     Capture,
+    FallbackTally,
     InstalledApp,
     Plan,
     Query,
     SubTaskResult,
     SubTaskStatus,
+    TokenLedger,
+    tally_fallbacks,
 )
 from inference.asr import Transcript, transcriber_for
 from inference.llm import Role, client_for
 from inference.llm_roles.decomposer import decompose
+from inference.perception import redactor_for
 from storage import ObjectStore
 from tasks.synthesis import ReportFiles, publish_report, synthesize_report, writer_for
 
 __all__ = [
     "collect_app_statuses",
     "collect_captures",
+    "collect_model_costs",
     "plan_query",
     "report_run",
     "transcribe_recording",
@@ -43,9 +48,23 @@ def transcribe_recording(settings: Settings, store: ObjectStore, audio_key: str,
 
 
 def plan_query(settings: Settings, query: Query, installed: Sequence[InstalledApp]) -> Plan:
-    """Decompose ``query`` over the farm's apps: LLM1 when configured, else the rules."""
-    outcome = decompose(query, installed, client_for(settings, Role.DECOMPOSER))
-    return outcome.value
+    """Decompose ``query`` over the farm's apps: LLM1 when configured, else the rules.
+
+    The plan carries the decomposer's requests and, when its model failed, the fallback.
+    """
+    client = client_for(settings, Role.DECOMPOSER)
+    redactor = redactor_for(client.endpoint, settings.perception) if client is not None else None
+    return decompose(query, installed, client, redactor=redactor).value
+
+
+def collect_model_costs(plan: Plan, results: Sequence[SubTaskResult]
+                        ) -> tuple[TokenLedger, tuple[FallbackTally, ...]]:
+    """The model tokens per role and the fallbacks to the rules of a plan and these results."""
+    total = TokenLedger.of(plan.calls)
+    for result in results:
+        total = total + result.trace.ledger
+    fallbacks = (*((plan.fallback,) if plan.fallback else ()), *(f for r in results for f in r.trace.fallbacks))
+    return total, tally_fallbacks(fallbacks)
 
 
 def collect_captures(results: Sequence[SubTaskResult]) -> tuple[Capture, ...]:
@@ -80,15 +99,23 @@ def collect_app_statuses(plan: Plan, results: Sequence[SubTaskResult],
 
 
 def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Plan,
-               results: Sequence[SubTaskResult], stopped: bool = False) -> ReportFiles:
-    """Synthesize the grounded report from the run's captures and store report.md/.html."""
+               results: Sequence[SubTaskResult], stopped: bool = False,
+               spent: TokenLedger | None = None, fallbacks: Sequence[FallbackTally] | None = None,
+               ) -> ReportFiles:
+    """Synthesize the grounded report from the run's captures and store report.md/.html.
+
+    ``spent`` / ``fallbacks``: the run's model costs so far when the caller kept them
+    (the flow's manifest counts failed deliveries too); else those of ``plan`` and ``results``.
+    """
     captures = collect_captures(results)
     apps = collect_app_statuses(plan, results, stopped)
     terms = tuple(dict.fromkeys(s.search_term for s in plan.subtasks if s.search_term))
+    if spent is None or fallbacks is None:
+        spent, fallbacks = collect_model_costs(plan, results)
     report = synthesize_report(
         run_id=run_id, query=plan.query, captures=captures, apps=apps, store=store,
         threshold=settings.budgets.grounding_threshold, writer=writer_for(settings),
-        search_terms=terms,
+        search_terms=terms, spent=spent, fallbacks=fallbacks,
     )
     return publish_report(report, captures, store)
 

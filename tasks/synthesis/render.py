@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus
 from tasks.synthesis.citations import CitationMark, replace_citations
 
-__all__ = ["render_report_html", "render_report_markdown", "render_report_terminal"]
+__all__ = ["footer_lines", "render_report_html", "render_report_markdown", "render_report_terminal"]
 
 _STATUS = {
     SubTaskStatus.COMPLETED: ("completed", "ok"),
@@ -63,6 +63,7 @@ figure{margin:0 0 16px}figcaption{font-size:.8rem;color:#444;margin:4px 0}
 .hl.blink{animation:blink .4s ease-in-out 3}
 @keyframes blink{50%{background:rgba(229,57,53,.55)}}
 #unverified li:target{background:#ffebee}
+footer.models{margin-top:24px;padding-top:8px;border-top:1px solid #ddd;color:#444;font-size:.85rem}
 """
 
 _JS = """
@@ -174,6 +175,8 @@ def render_report_html(report: Report, captures: Sequence[Capture],
     unverified = _unverified_list(report.citations, {c.id for c in captures})
     grounded = sum(1 for c in report.citations if c.grounded)
     title = html.escape(report.query.text)
+    footer = "\n".join(footer_lines(report))
+    models = f'<footer class="models"><h3>Models</h3>{renderer.render(footer)}</footer>' if footer else ""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width,initial-scale=1">'
@@ -182,12 +185,12 @@ def render_report_html(report: Report, captures: Sequence[Capture],
         f'<div class="meta">run {html.escape(report.run_id)} · synthesizer: '
         f"{html.escape(report.synthesizer)} · {grounded} of {len(report.citations)} citations "
         f"grounded · {report.created_at:%Y-%m-%d %H:%M} UTC</div></header>"
-        f"<main><article>{body}</article><aside>{figures}{unverified}</aside></main>"
+        f"<main><article>{body}{models}</article><aside>{figures}{unverified}</aside></main>"
         f"<script>{_JS}</script></body></html>")
 
 
 def render_report_markdown(report: Report) -> str:
-    """``report.md``: per-app status, the report as written, and an evidence list per citation."""
+    """``report.md``: per-app status, the report as written, an evidence list, the models' footer."""
     lines = [f"_Run {report.run_id} · synthesizer: {report.synthesizer}_", ""]
     for app in report.apps:
         word, _ = _STATUS.get(app.status, (app.status.value, ""))
@@ -195,7 +198,25 @@ def render_report_markdown(report: Report) -> str:
         lines.append(f"- **{app.app_label}**: {word}{reason}")
     lines += ["", report.markdown.rstrip(), "", "---", "", "## Evidence", ""]
     lines += _evidence_lines(report.citations)
+    footer = footer_lines(report)
+    if footer:
+        lines += ["", "## Models", "", *footer]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def footer_lines(report: Report) -> list[str]:
+    """The models' footer: each role's calls and tokens, fallbacks to the rules, warnings."""
+    lines = [f"- **Warning:** {w}." for w in report.warnings]
+    lines += [f"- **Fallback:** {tally.sentence()}." for tally in report.fallbacks]
+    for role, usage in report.tokens.roles.items():
+        failed = f" ({usage.failed} failed)" if usage.failed else ""
+        image = f" ({usage.image:,} of them image)" if usage.image else ""
+        lines.append(f"- {role}: {usage.calls} call{'s' if usage.calls != 1 else ''}{failed}, "
+                     f"{usage.prompt:,} prompt tokens{image}, {usage.completion:,} completion tokens")
+    total = report.tokens.total
+    if len(report.tokens.roles) > 1:
+        lines.append(f"- all roles: {total.calls} calls, {total.total:,} tokens")
+    return lines
 
 
 def render_report_terminal(report: Report) -> str:
@@ -209,7 +230,10 @@ def render_report_terminal(report: Report) -> str:
         grounded = index < len(report.citations) and report.citations[index].grounded
         out.append(f"[{index + 1}{'' if grounded else '?'}]{rest}")
     evidence = "\n".join(_evidence_lines(report.citations))
-    return f"{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)\n\n{evidence}\n"
+    footer = footer_lines(report)
+    models = "\n\n**Models**\n\n" + "\n".join(footer) if footer else ""
+    return (f"{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)"
+            f"\n\n{evidence}{models}\n")
 
 
 def _evidence_lines(citations: Sequence[Citation]) -> list[str]:

@@ -7,9 +7,13 @@
 
 A :class:`ReportWriter` is whatever writes the markdown. Without one (no
 model configured) the extractive writer runs and the report says so. When the
-model fails (unreachable, timed out, bad output) the extractive report is
-written instead, with the failure stated in its banner: the run still ends
-with a report built from what was captured.
+model fails (unreachable, timed out, cut off, bad output), or its report has
+no key point backed by a grounded citation, the extractive report is written
+instead, with the reason stated in its banner: the run still ends with a
+report built from what was captured. A report with some uncited key points is
+published with them marked and a warning. A model that refuses the request
+(4xx) is a configuration error and is raised. The report carries the run's
+model tokens per role and every fallback to the rules (its footer shows them).
 """
 
 from __future__ import annotations
@@ -20,7 +24,21 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import AppStatus, Capture, Query, Report
+from droidretriever.models import (
+    AppStatus,
+    Capture,
+    FallbackTally,
+    ModelCall,
+    ModelFallback,
+    Query,
+    Report,
+    TokenLedger,
+    merge_tallies,
+    tally_fallbacks,
+)
+from inference.errors import LLMError
+from inference.llm_roles import describe_failure
+from tasks.synthesis.checks import check_key_points, mark_uncited
 from tasks.synthesis.citations import iter_citation_marks
 from tasks.synthesis.evidence import EvidenceStore, store_highlight_crops
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdown
@@ -44,13 +62,14 @@ class WrittenMarkdown(BaseModel):
 
     markdown: str
     synthesizer: str
+    calls: tuple[ModelCall, ...] = ()  # the model requests it took
 
 
 class ReportWriter(Protocol):
     """Writes report markdown with ``[capture_id(original text)]`` citations (LLM4)."""
 
-    def write_report(self, query: Query, captures: Sequence[Capture],
-                     apps: Sequence[AppStatus]) -> WrittenMarkdown: ...
+    def write_report(self, query: Query, captures: Sequence[Capture], apps: Sequence[AppStatus],
+                     search_terms: Sequence[str] = ()) -> WrittenMarkdown: ...
 
 
 class ReportFiles(BaseModel):
@@ -82,27 +101,57 @@ def synthesize_report(
     threshold: float,
     writer: ReportWriter | None = None,
     search_terms: Sequence[str] = (),
+    spent: TokenLedger = TokenLedger(),
+    fallbacks: Sequence[FallbackTally] = (),
 ) -> Report:
-    """Write (LLM4 or extractive), ground, and store highlight crops; return the report."""
+    """Write (LLM4 or extractive), ground, check and store highlight crops; return the report.
+
+    ``spent`` and ``fallbacks``: what the run's other model roles cost and where their
+    rules decided; the synthesizer's own calls and fallback are added to them.
+    """
     written: WrittenMarkdown | None = None
     failure = ""
+    calls: tuple[ModelCall, ...] = ()
+    report: Report | None = None
+    warnings: list[str] = []
     if writer is not None:
         try:
-            written = writer.write_report(query, captures, apps)
+            written = writer.write_report(query, captures, apps, search_terms)
+            calls = written.calls
+        except LLMError as exc:
+            calls = exc.calls
+            if not exc.transient:
+                raise  # a configuration error (4xx) stops the run with its fix
+            failure = f"{describe_failure(exc)} ({exc.hint})" if exc.hint else describe_failure(exc)
         except DroidRetrieverError as exc:  # the model's own errors; a bug elsewhere still raises
             failure = f"{exc} ({exc.hint})" if exc.hint else str(exc)
-    if written is None:
+    if written is not None:
+        report = build_report(run_id=run_id, query=query, markdown=written.markdown,
+                              captures=captures, apps=apps, synthesizer=written.synthesizer,
+                              threshold=threshold)
+        check = check_key_points(report.markdown, report.citations)
+        if check.points and check.grounded == 0:
+            failure = (f"its answer has {len(check.points)} key points and no citation grounded on the "
+                       "captures, so it is not shown")
+            report = None
+        elif check.uncited:
+            warnings.append(check.warning())
+            report = report.model_copy(update={"markdown": mark_uncited(report.markdown, check)})
+    own: list[ModelFallback] = []
+    if report is None:
         markdown = write_extractive_markdown(query, captures, apps, search_terms)
         if failure:
+            own.append(ModelFallback(role="synthesizer", reason=failure))
             markdown = markdown.replace(
                 "> **Extractive summary: no language model is configured.**",
                 f"> **Extractive summary: the report model failed** ({failure}).", 1)
-        written = WrittenMarkdown(markdown=markdown, synthesizer=EXTRACTIVE_NAME)
-    report = build_report(run_id=run_id, query=query, markdown=written.markdown,
-                          captures=captures, apps=apps, synthesizer=written.synthesizer,
-                          threshold=threshold)
+        report = build_report(run_id=run_id, query=query, markdown=markdown, captures=captures,
+                              apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=threshold)
     citations = store_highlight_crops(store, run_id, report.citations, captures)
-    return report.model_copy(update={"citations": citations})
+    return report.model_copy(update={
+        "citations": citations, "tokens": spent + TokenLedger.of(calls),
+        "fallbacks": merge_tallies(fallbacks, tally_fallbacks(own)), "warnings": tuple(warnings),
+    })
 
 
 def publish_report(report: Report, captures: Sequence[Capture], store: EvidenceStore) -> ReportFiles:
