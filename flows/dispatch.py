@@ -12,7 +12,9 @@ Retries, one place per kind of fault (STYLE.md 5):
 - a worker that dies mid-task is Celery's: ``acks_late`` + the farm monitor put
   the same message back for another phone, and this task keeps waiting for
   the same result id. A timeout or a broken device task is not retried here,
-  so a redelivered message is never also re-sent by Prefect.
+  so a redelivered message is never also re-sent by Prefect;
+- a model that refuses its requests (4xx) is a configuration error
+  (:class:`ModelConfigError`): never retried, it stops the run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import threading
 from types import TracebackType
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
@@ -30,8 +32,17 @@ from redis import Redis
 from device_farm.errors import DeviceError, DeviceTimeout
 from device_farm.leases import LeaseManager
 from droidretriever.config import load_settings
-from droidretriever.models import RunEventKind, SubTask, SubTaskResult, SubTaskStatus
-from flows.errors import AttemptFailedError
+from droidretriever.models import (
+    RunEventKind,
+    RunManifest,
+    SubTask,
+    SubTaskResult,
+    SubTaskStatus,
+    TokenLedger,
+    merge_tallies,
+    tally_fallbacks,
+)
+from flows.errors import AttemptFailedError, ModelConfigError
 from flows.keys import tips_key
 from flows.runtime import open_services
 from tasks.navigate import NavigateRequest
@@ -39,6 +50,7 @@ from tasks.navigate import NavigateRequest
 __all__ = [
     "RESULT_TIMEOUT_S",
     "LeaseKeeper",
+    "count_model_costs",
     "navigate_subtask",
     "read_tips",
     "retry_failed_attempts",
@@ -91,6 +103,10 @@ def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
     else:
         pending = services.farm.send_to_app(navigate_task, subtask.package, request, SubTaskResult)
     result = pending.get(timeout=RESULT_TIMEOUT_S)
+    count_model_costs(run_id, subtask.id, result)
+    if result.config_error:
+        # A model refusing requests will refuse them on every try: stop, do not retry.
+        raise ModelConfigError(result.config_error, hint=result.config_hint)
     if result.status is SubTaskStatus.FAILED and result.attempt < tries and attempt < tries:
         tip = f"try {attempt} failed: {result.reason or 'no reason given'}"
         key = tips_key(run_id, subtask.id)
@@ -99,6 +115,28 @@ def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
         services.publish(run_id, RunEventKind.LOG, subtask_id=subtask.id, message=tip)
         raise AttemptFailedError(result)
     return result
+
+
+def count_model_costs(run_id: str, subtask_id: str, result: SubTaskResult) -> None:
+    """Add one delivery's model tokens and fallbacks to the run's manifest (failed tries count too).
+
+    Fallbacks also go to the Prefect run's log, one line per role.
+    """
+    ledger = result.trace.ledger
+    tallies = tally_fallbacks(result.trace.fallbacks)
+    if not ledger.roles and not tallies:
+        return
+    logger = get_run_logger()
+    for tally in tallies:
+        logger.warning("%s: %s", subtask_id, tally.sentence())
+
+    def change(manifest: RunManifest) -> RunManifest:
+        known = manifest.subtask_tokens.get(subtask_id, TokenLedger())
+        return manifest.model_copy(update={
+            "subtask_tokens": {**manifest.subtask_tokens, subtask_id: known + ledger},
+            "tokens": manifest.tokens + ledger, "fallbacks": merge_tallies(manifest.fallbacks, tallies)})
+
+    open_services(load_settings()).update_manifest(run_id, change)
 
 
 class LeaseKeeper:

@@ -4,6 +4,7 @@
      +-- FlowError                     anything flows/ raises on purpose
           +-- NoAppsError              no phone of the farm has an app the question needs
           +-- AttemptFailedError            one try of a sub-task failed; Prefect retries it with tips
+          +-- ModelConfigError         a role's model refused requests (4xx): the run stops with the fix
           +-- RunNotPausedError        resume asked for a run that waits for nobody
           +-- RunOrphanedError         resume asked for a run whose process has ended
           +-- SubscriptionError        a subscription is unknown or cannot be scheduled
@@ -21,6 +22,7 @@ from droidretriever.models import SubTaskResult
 __all__ = [
     "AttemptFailedError",
     "FlowError",
+    "ModelConfigError",
     "NoAppsError",
     "NotifierError",
     "RunNotPausedError",
@@ -47,6 +49,13 @@ class AttemptFailedError(FlowError):
             hint="it is retried with the reason as a tip; see the run's events for each step",
         )
         self.result = result
+
+
+class ModelConfigError(FlowError):
+    """A model role refused its requests (wrong model name, key, images to a text model).
+
+    Not a fallback: the run stops, naming the role and the fix; it is never retried.
+    """
 
 
 class RunNotPausedError(FlowError):

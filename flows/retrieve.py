@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as current_run
@@ -30,7 +30,10 @@ from droidretriever.models import (
     SubTask,
     SubTaskResult,
     SubTaskStatus,
+    TokenLedger,
+    merge_tallies,
     new_id,
+    tally_fallbacks,
 )
 from flows.app_flow import run_app
 from flows.errors import FlowError, NoAppsError
@@ -96,12 +99,20 @@ def synthesize_task(run_id: str, plan: Plan, results: list[SubTaskResult],
                     stopped: bool) -> RunOutcome:
     """Write, ground and store the report; put it and the captures on the run page."""
     services = open_services(load_settings())
+    manifest = services.manifests.read(run_id)  # the run's model costs, failed tries included
     files = report_run(services.settings, services.store, run_id=run_id, plan=plan,
-                       results=results, stopped=stopped)
+                       results=results, stopped=stopped, spent=manifest.tokens,
+                       fallbacks=manifest.fallbacks)
+    report = files.report
+    known = {t.role for t in manifest.fallbacks}
+    for tally in report.fallbacks:
+        if tally.role not in known:  # the synthesizer's own, decided just now
+            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence())
+            get_run_logger().warning("%s", tally.sentence())
     captures = [c for r in results for c in r.captures]
     labels = {s.package: s.app_label for s in plan.subtasks}
-    publish_artifacts(files.report, list({c.id: c for c in captures}.values()), labels,
-                      files.html_key)
+    publish_artifacts(report, list({c.id: c for c in captures}.values()), labels,
+                      files.html_key, subtask_tokens=manifest.subtask_tokens)
     return RunOutcome(run_id=run_id, report=files.report, markdown_key=files.markdown_key,
                       html_key=files.html_key, stopped=stopped)
 
@@ -156,8 +167,13 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
     services.publish(run_id, RunEventKind.RUN_STARTED, message=query.text)
     try:
         plan = decompose_task(query)
+        planned = tally_fallbacks((plan.fallback,) if plan.fallback else ())
         services.update_manifest(run_id, lambda m: m.model_copy(update={
-            "plan": plan, "subtasks": {s.id: SubTaskStatus.PENDING for s in plan.subtasks}}))
+            "plan": plan, "subtasks": {s.id: SubTaskStatus.PENDING for s in plan.subtasks},
+            "tokens": m.tokens + TokenLedger.of(plan.calls), "fallbacks": merge_tallies(m.fallbacks, planned)}))
+        for tally in planned:
+            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence())
+            get_run_logger().warning("%s", tally.sentence())
         services.publish(run_id, RunEventKind.PLAN_READY, plan=plan,
                          message=f"{len(plan.subtasks)} sub-task(s) in "
                                  f"{len(plan.packages)} app(s), by {plan.decomposer}")
@@ -176,7 +192,8 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
         raise
     services.update_manifest(run_id, lambda m: m.model_copy(update={
         "status": RunStatus.STOPPED if stopped else RunStatus.COMPLETED,
-        "report_key": outcome.markdown_key,
+        "report_key": outcome.markdown_key, "tokens": outcome.report.tokens,
+        "fallbacks": outcome.report.fallbacks,
         "capture_ids": tuple(dict.fromkeys([*m.capture_ids,
                                             *(c.id for r in results for c in r.captures)]))}))
     services.publish(run_id, RunEventKind.REPORT_READY, report=outcome.report,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
 import httpx
@@ -17,10 +17,10 @@ from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
 
-from droidretriever.models import Capture, Report
+from droidretriever.models import Capture, Report, TokenLedger
 from tasks.synthesis import render_report_markdown
 
-__all__ = ["add_flow_run_tags", "artifact_key", "current_flow_run_id", "publish_artifacts"]
+__all__ = ["add_flow_run_tags", "artifact_key", "current_flow_run_id", "model_rows", "publish_artifacts"]
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +51,8 @@ def artifact_key(run_id: str, what: str) -> str:
 
 
 def publish_artifacts(report: Report, captures: Sequence[Capture], labels: dict[str, str],
-                      html_location: str) -> None:
-    """The report as a Markdown artifact and the captures as a table, on the current run."""
+                      html_location: str, subtask_tokens: Mapping[str, TokenLedger] | None = None) -> None:
+    """The report as a Markdown artifact, the captures and the model tokens as tables, on the current run."""
     try:
         create_markdown_artifact(
             render_report_markdown(report), key=artifact_key(report.run_id, "report"),
@@ -68,5 +68,23 @@ def publish_artifacts(report: Report, captures: Sequence[Capture], labels: dict[
         ]
         create_table_artifact(rows, key=artifact_key(report.run_id, "captures"),
                               description=f"{len(rows)} capture(s) of run {report.run_id}")
+        models = model_rows(report, subtask_tokens or {})
+        if models:
+            falls = "; ".join(t.sentence() for t in report.fallbacks) or "no fallback to the rules"
+            create_table_artifact(models, key=artifact_key(report.run_id, "models"),
+                                  description=f"Model calls and tokens of run {report.run_id}, per role "
+                                              f"and sub-task: {falls}")
     except (httpx.HTTPError, PrefectException) as exc:
         log.warning("could not publish artifacts of run %s: %s", report.run_id, exc)
+
+
+def model_rows(report: Report, subtask_tokens: Mapping[str, TokenLedger]) -> list[dict[str, object]]:
+    """One row per role and sub-task, then per role for the whole run: calls, failures, tokens."""
+    scopes: list[tuple[str, TokenLedger]] = [*sorted(subtask_tokens.items()), ("whole run", report.tokens)]
+    counts = {t.role: t.count for t in report.fallbacks}
+    return [
+        {"scope": scope, "role": role, "calls": usage.calls, "failed": usage.failed,
+         "prompt tokens": usage.prompt, "image tokens": usage.image, "completion tokens": usage.completion,
+         "fallbacks": counts.get(role, 0) if scope == "whole run" else ""}
+        for scope, ledger in scopes for role, usage in ledger.roles.items()
+    ]
