@@ -5,6 +5,8 @@ ships its mock transport); no product module imports this package (an
 import-linter contract says so):
 
 - :class:`OpenAIStub` / :class:`ScriptedReply`  a scripted OpenAI-compatible HTTP server;
+- :class:`RecordingOpenAIServer` / :class:`ServedModel` / :class:`Answer`  a vLLM-shaped server that
+  checks and logs every request and answers per model as scripted (valid, bad, 4xx, 5xx, hang, cut off);
 - :func:`observe_with_adbutils`                 a phone observed with stock adbutils calls only;
 - :func:`draw_capture` / :func:`menu_card`      synthetic captures with text at known boxes;
 - :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers.
@@ -16,13 +18,23 @@ from droidretriever.testing.adbutils_phone import observe_with_adbutils
 from droidretriever.testing.drawing import Card, DrawnCapture, Line, draw_capture, menu_card
 from droidretriever.testing.openai_stub import OpenAIStub, ScriptedReply
 from droidretriever.testing.ports import free_port, free_port_block, wait_for_port
+from droidretriever.testing.recording_server import (
+    Answer,
+    RecordedRequest,
+    RecordingOpenAIServer,
+    ServedModel,
+)
 
 __all__ = [
+    "Answer",
     "Card",
     "DrawnCapture",
     "Line",
     "OpenAIStub",
+    "RecordedRequest",
+    "RecordingOpenAIServer",
     "ScriptedReply",
+    "ServedModel",
     "draw_capture",
     "free_port",
     "free_port_block",

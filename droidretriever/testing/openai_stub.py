@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from droidretriever.testing.loopback import send_json, start_loopback, stop_loopback
+
 __all__ = ["OpenAIStub", "ScriptedReply"]
 
 
@@ -91,22 +93,9 @@ class OpenAIStub:
                 self._send(200, stub._completion(reply, body))
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout); nothing to answer
+                send_json(self, status, payload)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._server, self._thread = start_loopback(Handler)
         return self
 
     def __exit__(
@@ -116,11 +105,7 @@ class OpenAIStub:
         tb: TracebackType | None,
     ) -> None:
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        stop_loopback(self._server, self._thread)
 
     def _completion(self, reply: ScriptedReply, body: dict[str, Any]) -> dict[str, Any]:
         answer: dict[str, Any] = {
