@@ -19,6 +19,7 @@ __all__ = ["app", "main"]
 
 # Command modules register themselves on import (order = order in --help).
 from droidretriever.cli import ask as _ask  # noqa: F401
+from droidretriever.cli import doctor as _doctor  # noqa: F401
 from droidretriever.cli import farm as _farm  # noqa: F401
 from droidretriever.cli import stack as _stack  # noqa: F401
 from droidretriever.cli import subscriptions as _subscriptions  # noqa: F401

@@ -19,6 +19,7 @@ import typer
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from droidretriever.cli._app import app, state
@@ -61,6 +62,17 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
             handler.removeFilter(quiet)
 
 
+def _check_models(settings: Settings, *, spoken: bool) -> None:
+    """Probe each configured role once; a role a run could not use stops here, with the fix."""
+    from inference.llm import check_roles
+
+    roles = ("decomposer", "navigator", "evaluator", "synthesizer", *(("transcriber",) if spoken else ()))
+    if not any(getattr(settings.llm, role).configured for role in roles):
+        return
+    with console.status("checking the model roles (`droidretriever doctor` shows them all)..."):
+        check_roles(settings, roles)
+
+
 def _ensure_stack(settings: Settings) -> None:
     from deploy.local import build_stack
 
@@ -96,6 +108,7 @@ class _Progress:
     steps: dict[str, int] = field(default_factory=dict)
     captures: int = 0
     notes: list[str] = field(default_factory=list)
+    fallbacks: dict[str, int] = field(default_factory=dict)  # role -> model failures the rules covered
 
     def apply(self, event: RunEvent) -> None:
         sid = event.subtask_id or ""
@@ -119,6 +132,10 @@ class _Progress:
             self.subtasks[sid] = event.result.status.value
         elif event.kind is RunEventKind.ERROR:
             self.notes.append(f"[red]error:[/] {event.message}")
+        elif event.kind is RunEventKind.MODEL_FALLBACK:
+            role = event.message.removeprefix("the ").split("'s model", 1)[0]
+            self.fallbacks[role] = self.fallbacks.get(role, 0) + 1
+            self.notes.append(f"[yellow]model fallback:[/] {escape(event.message)}")
 
     def render(self) -> Group:
         table = Table(title=f"run {self.run_id}: {self.plan}", title_justify="left")
@@ -126,7 +143,10 @@ class _Progress:
             table.add_column(column)
         for sid, status in self.subtasks.items():
             table.add_row(sid, status, str(self.steps.get(sid, 0)))
-        return Group(table, f"captures saved: {self.captures}", *self.notes[-3:])
+        fell = ", ".join(f"{role} {count}" for role, count in self.fallbacks.items())
+        summary = f"captures saved: {self.captures}" + (
+            f" · [yellow]model fallbacks to the rules: {fell}[/]" if fell else "")
+        return Group(table, summary, *self.notes[-3:])
 
 
 def _follow_events(settings: Settings, progress: _Progress, live: Live,
@@ -174,6 +194,7 @@ def ask(
     if not question.strip() and audio is None:
         raise typer.BadParameter("ask a question, or give --audio FILE")
     settings = load_settings()
+    _check_models(settings, spoken=audio is not None)
     _ensure_stack(settings)
     _ensure_farm(settings)
     run_id = new_id("run")

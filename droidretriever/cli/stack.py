@@ -99,10 +99,27 @@ def up(
     else:
         if flushed:
             console.print(f"flushed {flushed} spooled object(s) to the object store")
+    _check_models(settings)
     if not no_farm:
         _bring_up_farm(settings, rows, sim or settings.sim.phones)
     _print_table(rows, _spool_line())
     _print_farm_line(settings)
+
+
+def _check_models(settings: Settings) -> None:
+    """Probe each configured model role; one the runs could not use stops `up` before the farm."""
+    from droidretriever.cli.doctor import print_probes
+    from inference.llm import ALL_ROLES, check_roles, probe_roles
+
+    if not any(getattr(settings.llm, role).configured for role in ALL_ROLES):
+        console.print("model roles: none configured, the rules decide (docs/models.md)", highlight=False)
+        return
+    with console.status("checking the model roles..."):
+        results = probe_roles(settings)
+    print_probes(results)
+    if not all(r.usable for r in results):
+        # The services stay up; the farm's workers would stop on the same check.
+        check_roles(settings)
 
 
 @app.command()

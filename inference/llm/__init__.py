@@ -19,9 +19,18 @@ from inference.llm.client import (
     client_for,
 )
 from inference.llm.images import FittedImage, estimate_image_tokens, fit_dimensions, fit_image
-from inference.llm.meter import ModelMeter
+from inference.llm.meter import ModelMeter, describe_failure
+from inference.llm.probe import (
+    ALL_ROLES,
+    ProbeResult,
+    ProbeStatus,
+    check_roles,
+    probe_role,
+    probe_roles,
+)
 
 __all__ = [
+    "ALL_ROLES",
     "DEFAULT_MAX_TOKENS",
     "ChatMessage",
     "FittedImage",
@@ -29,9 +38,15 @@ __all__ = [
     "LLMClient",
     "LLMReply",
     "ModelMeter",
+    "ProbeResult",
+    "ProbeStatus",
     "Role",
+    "check_roles",
     "client_for",
+    "describe_failure",
     "estimate_image_tokens",
     "fit_dimensions",
     "fit_image",
+    "probe_role",
+    "probe_roles",
 ]

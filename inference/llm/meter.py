@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from droidretriever.models import ModelCall, ModelFallback
 
-__all__ = ["ModelMeter"]
+__all__ = ["ModelMeter", "describe_failure"]
 
 
 class ModelMeter:
@@ -71,3 +71,9 @@ class ModelMeter:
         self._calls.clear()
         self._fallbacks.clear()
         return calls, fallbacks
+
+
+def describe_failure(error: Exception) -> str:
+    """A short reason for a fallback or a probe: the error's first line, at most 240 characters."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= 240 else text[:239] + "…"

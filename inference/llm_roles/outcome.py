@@ -7,6 +7,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import ModelCall, ModelFallback, TokenUsage
+from inference.llm import describe_failure
 
 __all__ = ["RoleOutcome", "describe_failure"]
 
@@ -29,9 +30,3 @@ class RoleOutcome(BaseModel, Generic[T]):
     @property
     def fallback_reason(self) -> str:
         return self.fallback.reason if self.fallback is not None else ""
-
-
-def describe_failure(error: Exception) -> str:
-    """A short reason for a fallback: the error's first line, without the endpoint's URL."""
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text if len(text) <= 240 else text[:239] + "…"

@@ -1,7 +1,11 @@
 """One Celery worker process bound to one phone: ``python -m tasks.worker.device_worker --serial S``.
 
-At start it connects to the phone through its adb server, learns what the
-phone is (model, size, apps with labels), binds the process to it, and runs a
+At start it checks the model roles the copilot uses (navigator, evaluator): one
+a run could not use (a wrong model name, images to a text-only model) stops
+the worker with one line and the fix; a server that does not answer yet is a
+warning (the rules decide, visibly, until it does). Then it connects to the
+phone through its adb server, learns what the phone is (model, size, apps
+with labels), binds the process to it, and runs a
 solo-pool worker (one sub-task at a time, on the consumer's own thread, so a
 quarantine can cancel its queues before a rejected message comes back)
 consuming ``device.<serial>`` and ``app.<package>`` for every installed app.
@@ -23,10 +27,12 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
+from inference.errors import LLMRequestError, LLMUnavailable
+from inference.llm import check_roles
 from tasks.worker.bound_device import BoundDevice, bind_device, bound_device, unbind_device
 from tasks.worker.celery_app import create_celery_app
 
-__all__ = ["describe_device", "main", "run_device_worker", "worker_hostname"]
+__all__ = ["check_copilot_models", "describe_device", "main", "run_device_worker", "worker_hostname"]
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +83,21 @@ def describe_device(driver: AdbDriver) -> DeviceInfo:
     )
 
 
+def check_copilot_models(settings: Settings) -> None:
+    """Probe the navigator and evaluator once; exit (code 2) on a configuration error."""
+    try:
+        check_roles(settings, ("navigator", "evaluator"))
+    except LLMRequestError as exc:
+        log.error("%s; fix: %s", exc, exc.hint)
+        raise SystemExit(2) from exc
+    except LLMUnavailable as exc:
+        log.warning("%s; the rules decide until it answers (fix: %s)", exc, exc.hint)
+
+
 def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: int,
                       loglevel: str = "INFO") -> None:
     """Bind this process to ``serial`` and run its worker until stopped."""
+    check_copilot_models(settings)
     driver = AdbDriver(serial, host=adb_host, port=adb_port)
     info = describe_device(driver)
     registry = DeviceRegistry.from_settings(settings)
