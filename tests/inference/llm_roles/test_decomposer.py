@@ -8,7 +8,13 @@ import pytest
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import InstalledApp, PageMode, Query
-from droidretriever.testing import OpenAIStub, ScriptedReply
+from droidretriever.testing import (
+    Answer,
+    OpenAIStub,
+    RecordingOpenAIServer,
+    ScriptedReply,
+    ServedModel,
+)
 from inference.llm import LLMClient
 from inference.llm_roles.decomposer import decompose, decompose_with_model
 from inference.rules import decompose_by_rules
@@ -210,3 +216,20 @@ def test_short_app_names_are_not_cut_out_of_words() -> None:
 ])
 def test_rules_read_find_with_a_plural_as_a_list(question: str, mode: PageMode) -> None:
     assert choose_page_mode(question)[0] is mode
+
+
+@pytest.mark.parametrize("answer", [Answer.EMPTY_JSON,
+                                    '{"mentioned_apps": [], "installed_related_apps": ["Uber Eats"], '
+                                    '"uninstalled_related_apps": [], "search terms": ["Big Mac"], '
+                                    '"search_mode": "focused", "information_flow": []}'])
+def test_an_empty_or_useless_answer_is_a_failed_call_not_an_empty_plan(answer: Answer | str) -> None:
+    """Table row 5: "{}" (or no installed app) gets the repair round, then the rules plan."""
+    with RecordingOpenAIServer([ServedModel("planner")]) as server:
+        server.script("planner", answer, answer)
+        client = LLMClient(LLMEndpoint(base_url=server.base_url, model="planner"), role="decomposer")
+        outcome = decompose(Query(text="Is a Big Mac cheaper on Meituan or Ele.me?"), INSTALLED, client)
+        repair = server.requests[1].body["messages"][-1]["content"]
+    assert len(server.requests) == 2 and server.problems == []
+    assert outcome.policy == "rules" and outcome.fallback is not None
+    assert [s.package for s in outcome.value.subtasks] == ["com.sankuai.meituan", "me.ele"]
+    assert "installed_related_apps" in repair  # the repair round names what was missing

@@ -8,11 +8,11 @@ from pydantic import AnyHttpUrl
 from droidretriever.config import BudgetSettings, LLMEndpoint, LLMSettings, load_settings
 from droidretriever.models import AppStatus, Bounds, Query, SubTaskStatus, UIElement
 from droidretriever.testing import DrawnCapture, OpenAIStub, ScriptedReply
+from inference.errors import LLMRequestError
+from inference.perception import count_tokens
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME
 from tasks.synthesis.llm_writer import writer_for
-from inference.errors import LLMRequestError
-from inference.perception import count_tokens
 from tasks.synthesis.render import render_report_markdown
 from tasks.synthesis.report import synthesize_report
 

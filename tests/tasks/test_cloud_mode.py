@@ -1,0 +1,127 @@
+"""Cloud mode (``locality = "cloud"``): no personal data leaves for a model, in text or in pixels.
+
+A virtual phone shows a profile page with an e-mail address, a phone number, a
+street address and a card number (test data in ``tests/tasks/data``). Every
+role is pointed at the recording server (a test double) as a cloud endpoint,
+the navigator and evaluator with vision on at full resolution: the loop
+navigates there, the question names the e-mail and the phone number, the
+synthesizer reads the capture. Every request's text is searched, and every
+image it carried is read back with OCR, for any of the four.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import Catalog, SimServer, load_app
+from droidretriever.config import BudgetSettings, PerceptionSettings, load_settings
+from droidretriever.models import (
+    AppStatus,
+    InstalledApp,
+    PageMode,
+    Query,
+    Step,
+    StepKind,
+    SubTask,
+    SubTaskStatus,
+    new_id,
+)
+from droidretriever.testing import RecordingOpenAIServer, ServedModel
+from inference.llm import LLMClient
+from inference.perception import Perceiver
+from inference.perception.image import decode_screenshot
+from inference.perception.ocr import RapidOcrEngine
+from storage import FakeObjectStore
+from tasks.navigate import (
+    Copilot,
+    NavigateRequest,
+    navigate_subtask,
+    navigator_answers,
+    play_scripted_path,
+)
+from tasks.run_steps import plan_query
+from tasks.synthesis import synthesize_report, writer_for
+
+APP = load_app(Path(__file__).parent / "data" / "address_book.yaml")
+PERSONAL = {"email": "jane.roe@example.org", "phone": "+1 415 555 0134", "address": "221 Baker Street",
+            "card": "4111 1111 1111 1111"}
+FULL_SIZE = 2_700_000  # pixels: the 1080x2340 screen is sent unscaled, so OCR reads it as a model would
+GOAL = SubTask(id="profile", app_label=APP.label, package=APP.package, goal="Show my profile in Address Book",
+               page_mode=PageMode.FOCUSED)
+
+
+def leaked(text: str) -> list[str]:
+    """Which of the planted values ``text`` holds (digits compared without spaces)."""
+    digits = re.sub(r"\D", "", text)
+    return [kind for kind, value in PERSONAL.items()
+            if value.lower() in text.lower() or (kind in ("phone", "card") and re.sub(r"\D", "", value) in digits)]
+
+
+@pytest.fixture
+def phone() -> Iterator[tuple[SimServer, AdbDriver]]:
+    with SimServer(phones=1, port=0, seed=7, catalog=Catalog(apps={APP.package: APP})) as sim:
+        driver = AdbDriver(sim.serials[0], port=sim.port)
+        try:
+            yield sim, driver
+        finally:
+            driver.close()
+
+
+@pytest.mark.slow
+def test_no_personal_data_reaches_a_cloud_model(phone: tuple[SimServer, AdbDriver]) -> None:
+    sim, driver = phone
+    perceiver = Perceiver(PerceptionSettings(ocr_backend="none"))
+    models = [ServedModel(name, vision=True, max_pixels=FULL_SIZE) for name in ("cloud-nav", "cloud-eval")]
+    with RecordingOpenAIServer([*models, ServedModel("cloud-text")]) as server:
+        cloud = {"base_url": server.base_url, "locality": "cloud", "timeout_s": 10}
+        vl = {**cloud, "vision": True, "max_pixels": FULL_SIZE}
+        settings = load_settings(llm={"navigator": {**vl, "model": "cloud-nav"},
+                                      "evaluator": {**vl, "model": "cloud-eval"},
+                                      "decomposer": {**cloud, "model": "cloud-text"},
+                                      "synthesizer": {**cloud, "model": "cloud-text"}})
+        # LLM1: the question itself names the e-mail address and the phone number.
+        server.script("cloud-text", '{"mentioned_apps": ["Address Book"], "installed_related_apps": ["Address Book"], '
+                      '"uninstalled_related_apps": [], "search terms": [], "search_mode": "focused", '
+                      '"information_flow": []}')
+        query = Query(text=f"Is {PERSONAL['email']} still the e-mail on my profile, and {PERSONAL['phone']} "
+                           "my number?")
+        plan = plan_query(settings, query, [InstalledApp(label=APP.label, package=APP.package)])
+        assert plan.decomposer == "llm:cloud-text"
+        # LLM2 and LLM3 on the phone: the navigator follows a person's path to the profile page,
+        # the evaluator answers what the double builds from its schema.
+        sim.control.reset("boot")
+        moves = play_scripted_path(driver, perceiver, APP.package,
+                                   [Step(kind=StepKind.OPEN_APP, text=APP.label),
+                                    Step(kind=StepKind.TAP_TEXT, text="My profile")])
+        navigator = settings.llm.navigator
+        server.script("cloud-nav", *navigator_answers(moves, GOAL, navigator, perceiver.settings))
+        store = FakeObjectStore()
+        copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
+                          skills=False, explore=False, navigator=LLMClient(navigator, role="navigator"),
+                          evaluator=LLMClient(settings.llm.evaluator, role="evaluator"))
+        sim.control.reset("boot")
+        result = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=GOAL))
+        assert result.status is SubTaskStatus.COMPLETED, result.reason
+        (capture,) = result.captures
+        assert all(v in " ".join(e.label for e in capture.elements) for v in PERSONAL.values())  # it is there
+        # LLM4 reads the capture.
+        report = synthesize_report(run_id="run-cloud", query=query, captures=[capture], store=store,
+                                   apps=[AppStatus(app_label=APP.label, package=APP.package,
+                                                   status=SubTaskStatus.COMPLETED)],
+                                   threshold=0.8, writer=writer_for(settings))
+        requests = list(server.requests)
+    assert report.synthesizer == "llm:cloud-text"
+    assert {r.model for r in requests} == {"cloud-nav", "cloud-eval", "cloud-text"} and server.problems == []
+    for request in requests:
+        assert leaked(str(request.body)) == [], request.body
+    engine = RapidOcrEngine()
+    images = [image for r in requests for image in r.images]
+    assert len(images) >= 3  # the evaluator and the navigator on the app's screens
+    read = ["\n".join(line.text for line in engine.read(decode_screenshot(image))) for image in images]
+    assert any("My profile" in text for text in read)  # OCR reads what the model sees ...
+    assert all(leaked(text) == [] for text in read), read  # ... and none of the personal data
