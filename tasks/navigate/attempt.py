@@ -99,9 +99,10 @@ class NavigationTry:
         try:
             return self._decide_step()
         finally:
-            if self.run.meter.pending and self._base is not None and len(self.run.steps) == steps:
-                # The step ended the try before it was recorded: its model calls still count.
-                self.run.record(self._base)
+            if self.run.meter.pending and len(self.run.steps) == steps:
+                # The step ended the try (or raised) before it was recorded: its model calls
+                # still count, on a record of their own.
+                self.run.record(self._base or StepRecord(step=steps + 1, subtask_id=self.subtask.id))
 
     def _decide_step(self) -> TryEnd | None:
         step_no = len(self.run.steps) + 1
