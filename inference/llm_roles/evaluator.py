@@ -4,10 +4,14 @@
 run whatever a model would say (text on a screen cannot talk a model out of a
 payment page); otherwise LLM3 judges when configured. Its "complete" counts
 only when the rules' page type does not contradict the sub-task's page mode (a
-results list is not a focused details page): otherwise the verdict is "not
-complete" with the disagreement recorded. The rules' verdict stands when no
-model is configured, when the model fails transiently (timeout, 5xx, a bad
-answer) and when the sub-task's model time is spent; each such fallback is
+results list is not a focused details page), unless the page was opened from
+a results list (the rules' structural view of a details page): otherwise the
+verdict is "not complete" with the disagreement recorded. So the model is not
+asked at all on a browsing page whose kind contradicts the mode (a home,
+search or results page for a focused sub-task): its verdict could not count
+there, and the rules have judged its risk already. The rules' verdict stands
+when no model is configured, when the model fails transiently (timeout, 5xx, a
+bad answer) and when the sub-task's model time is spent; each such fallback is
 noted on the meter. A refused request (4xx) is a configuration error: raised.
 
 With ``vision`` on, the screenshot goes along; for a ``cloud`` endpoint the
@@ -88,9 +92,19 @@ def evaluate_with_model(
     return reply.converted(evaluation, prompt_version=prompt.version)
 
 
-def check_verdict(evaluation: Evaluation, by_rules: Evaluation, subtask: SubTask) -> Evaluation:
-    """A model's "complete" stands only when the rules' page type does not contradict the mode."""
-    if not evaluation.complete:
+# Page kinds the model is still asked about when they contradict the mode: a pop-up or a
+# login wall may hold a risk the rules' words miss.
+_RISK_KINDS = (PageType.DIALOG, PageType.LOGIN)
+
+
+def check_verdict(evaluation: Evaluation, by_rules: Evaluation, subtask: SubTask, *,
+                  opened_result: bool = False) -> Evaluation:
+    """A model's "complete" stands only when the rules' page type does not contradict the mode.
+
+    ``opened_result``: the page was opened from a results list, so the rules see a
+    details page whatever its layout (a store with its dishes looks like a list).
+    """
+    if not evaluation.complete or opened_result:
         return evaluation
     contradiction = contradicts_mode(by_rules.page_type, subtask)
     if contradiction is None:
@@ -112,11 +126,15 @@ def evaluate(
     screenshot_png: bytes | None = None,
     redactor: Redactor | None = None,
     meter: ModelMeter | None = None,
+    opened_result: bool = False,
 ) -> RoleOutcome[Evaluation]:
-    """Rules first (a risk they find stands), then LLM3 when configured, working and in time."""
+    """Rules first (a risk they find stands), then LLM3 when configured, useful, working and in time."""
     by_rules = evaluate_by_rules(subtask, screen)
     if by_rules.risk or client is None:
         return RoleOutcome[Evaluation](value=by_rules, policy="rules")
+    if (not opened_result and by_rules.page_type not in _RISK_KINDS
+            and contradicts_mode(by_rules.page_type, subtask) is not None):
+        return RoleOutcome[Evaluation](value=by_rules, policy="rules")  # a model's "complete" could not count
     meter = meter if meter is not None else ModelMeter()
     if meter.exhausted:
         fallback = meter.fall_back("evaluator", meter.exhausted_reason())
@@ -141,7 +159,7 @@ def evaluate(
                                        fallback=fallback)
     meter.record(reply.calls)
     return RoleOutcome[Evaluation](
-        value=check_verdict(reply.value, by_rules, subtask),
+        value=check_verdict(reply.value, by_rules, subtask, opened_result=opened_result),
         policy=client.name,
         usage=reply.usage,
         calls=reply.calls,

@@ -20,14 +20,15 @@ import re
 from collections.abc import Iterable
 
 from droidretriever.config import PerceptionSettings
-from droidretriever.models import Action, Input, LongPress, Screen, Scroll, SubTask, Tap
+from droidretriever.models import Action, Input, LongPress, OpenApp, Screen, Scroll, SubTask, Tap
 from inference.errors import LLMError
 from inference.llm import LLMClient, ModelMeter
 from inference.llm_roles import choose_action, describe_action, describe_failure
 from inference.perception import redactor_for
 from inference.perception.describe import ScreenDescription
-from inference.policies.base import Decision, PolicyContext
+from inference.policies.base import Decision, PolicyContext, is_dialog_open
 from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator
+from inference.policies.skills import SKILLS
 
 __all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
 
@@ -66,7 +67,15 @@ class LLMNavigatorPolicy:
         return self._client.name
 
     def decide(self, context: PolicyContext) -> Decision | None:
-        """LLM2's action on this screen, or None when the model fails or its time is spent."""
+        """LLM2's action on this screen, or None when the model fails or its time is spent.
+
+        Opening the sub-task's app when another screen is in front needs no model: the
+        app is known (the paper's pipeline launches it too), so no call is spent on it.
+        """
+        subtask = context.subtask
+        if context.screen.package != subtask.package and not is_dialog_open(context.screen):
+            return Decision(action=OpenApp(package=subtask.package, reason=f"open {subtask.app_label}"),
+                            policy=SKILLS, skill="open_app")
         if self.meter.exhausted:
             self.meter.fall_back("navigator", self.meter.exhausted_reason())
             return None

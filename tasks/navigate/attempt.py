@@ -26,7 +26,7 @@ from droidretriever.models import (
     SubTaskStatus,
 )
 from inference.llm_roles import RoleOutcome, evaluate
-from inference.perception import Perception, describe_screen, redactor_for
+from inference.perception import Perception, redactor_for
 from inference.policies import (
     SKILLS,
     Decision,
@@ -34,7 +34,9 @@ from inference.policies import (
     PolicyContext,
     TakenAction,
     compact_history,
+    describe_for_navigator,
 )
+from inference.rules import detect_page_type
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
@@ -122,7 +124,9 @@ class NavigationTry:
         tick = time.perf_counter()
         verdict = self._evaluate(perception, observation.screenshot_png)
         evaluation = verdict.value
-        self._verify_last_action(screen, evaluation.page_type)
+        # The rule-based policies and checks read the rules' page kinds, whoever judged.
+        page_type = evaluation.page_type if verdict.policy == "rules" else detect_page_type(screen)
+        self._verify_last_action(screen, page_type)
         base = StepRecord(
             step=step_no, subtask_id=self.subtask.id, screen_key=self._store_screen(step_no, observation),
             elements_digest=digest_elements(screen), evaluation=evaluation,
@@ -143,7 +147,7 @@ class NavigationTry:
         decision: Decision | None
         if self.targets.is_target(evaluation, screen, self.history):
             done = self.targets.capture(observation, screen, self.taken,
-                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
+                                        confirmed=self.targets.confirms(evaluation))
             if done is not None:
                 self.run.record(base.model_copy(update={"action": Finish(reason=done.reason),
                                                         "policy": "evaluator"}))
@@ -152,7 +156,7 @@ class NavigationTry:
                                 policy=SKILLS, skill="back_to_branch")
         else:
             decision = self.chain.decide(PolicyContext(
-                subtask=self.subtask, perception=perception, page_type=evaluation.page_type,
+                subtask=self.subtask, perception=perception, page_type=page_type,
                 step=step_no, attempt=self.attempt, history=tuple(self.history),
                 visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
                 screenshot_png=observation.screenshot_png,
@@ -161,10 +165,10 @@ class NavigationTry:
         if decision is None:
             fallback = self.run.meter.pending_fallback("navigator")
             failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""
-            return TryEnd(None, f"no policy knew what to do on this {evaluation.page_type.value} page{failed}")
+            return TryEnd(None, f"no policy knew what to do on this {page_type.value} page{failed}")
         if isinstance(decision.action, Finish):
             done = self.targets.capture(observation, screen, self.taken, force=True,
-                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
+                                        confirmed=self.targets.confirms(evaluation))
             self.run.record(base.model_copy(update={
                 "action": decision.action, "policy": decision.policy,
                 "exposed_elements": decision.exposed_elements,
@@ -221,11 +225,15 @@ class NavigationTry:
             return RoleOutcome[Evaluation](value=other, policy="rules")
         evaluator = self.copilot.evaluator
         redactor = redactor_for(evaluator.endpoint, self.copilot.perceiver.settings) if evaluator else None
+        # The navigator's view of the screen (CORE: a large screen cut to the task's blocks):
+        # the same evidence for both judgements, and what leaves the device stays small.
         return evaluate(
             self.subtask, screen, client=evaluator,
-            description=describe_screen(screen, perception.blocks, redactor=redactor).text if evaluator else "",
+            description=describe_for_navigator(perception, self.subtask, redactor=redactor).text
+            if evaluator else "",
             previous_actions=compact_history(t.instruction for t in self.history),
             screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
+            opened_result=self.targets.opened_details(self.history, screen),
         )
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:

@@ -4,11 +4,14 @@
 ``multi_page`` up to ``browsing_limit`` distinct results (each captured, then
 Back to the branch point; visited results are masked by item signature in
 :class:`tasks.navigate.run.SubTaskRun`). When the last wanted page is
-captured, the route that reached the first one is remembered for next time,
-but with an evaluator model configured only when its target was confirmed by
-both the model ("complete") and the rules (a page type the mode allows, or a
-result opened from a list). A remembered route whose replay ends on a page the
-model judges not complete is demoted and the try goes on from there.
+captured, the route that reached the first one is remembered for next time.
+
+With an evaluator model configured, its verdict decides, checked by the rules
+(:func:`inference.llm_roles.check_verdict`: a page kind the mode allows, or a
+result opened from a list); the rules' own target signals count only when the
+model failed or its time was spent, and a route is remembered only when its
+target was confirmed that way. A remembered route whose replay ends on a page
+judged not the target is demoted and the try goes on from there.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from inference.policies import (
     route_steps,
 )
 from inference.rules import (
+    contradicts_mode,
     find_goal_concepts,
     find_list_items,
     find_nothing_found,
@@ -88,13 +92,14 @@ class TargetPages:
                 return True  # the remembered route ends where its target page was captured before
             self._demote(evaluation)
             return False
-        if evaluation.evaluator == "rules" and not evaluation.complete and _entry_leads_on(subtask, screen):
+        if evaluation.evaluator != "rules":
+            return evaluation.complete  # the model's verdict, already checked against the rules
+        if not evaluation.complete and _entry_leads_on(subtask, screen):
             return False  # the page offers an entry named by the goal (a place's "路线"): a step
         if evaluation.complete:
             # The rules only see the term somewhere on a rich page; before any move in
             # the app (a feed greeting with a recommendation) that is not the search's target.
-            return bool(evaluation.evaluator != "rules" or not self.run.subtask.search_term
-                        or any(_moves_in_app(history)))
+            return bool(not self.run.subtask.search_term or any(_moves_in_app(history)))
 
         # A page opened from a results list is that result's details page, even when
         # it is built like a list itself (a store with its dishes), unless its items are
@@ -107,23 +112,21 @@ class TargetPages:
             return (isinstance(last.action, Input) and last.action.submit
                     and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
                     and _cards(screen) >= _MIN_CARDS)
-        return self._opened_details(history, screen)
+        return self.opened_details(history, screen)
 
-    def confirms(self, evaluation: Evaluation, screen: Screen, history: Sequence[TakenAction]) -> bool:
-        """Whether ``screen`` as a target is confirmed by both the evaluator model and the rules.
+    def confirms(self, evaluation: Evaluation) -> bool:
+        """Whether a target is confirmed by both the evaluator model and the rules.
 
-        Without an evaluator model the rules alone decide, as always. With one, the model
-        must have said complete (even if the verdict was not accepted) and the rules must
-        agree: their page type allows the mode, or the page is a result opened from a list.
+        Without an evaluator model the rules alone decide, as always. With one, the
+        model must have said complete and the rules agreed (a verdict they contradict
+        is already "not complete"); a verdict of the rules alone (the model failed or
+        its time was spent) confirms nothing.
         """
         if self.run.copilot.evaluator is None:
             return True
-        if evaluation.evaluator == "rules":
-            return False  # the model failed or its time was spent: it confirmed nothing
-        said_complete = evaluation.complete or bool(evaluation.disagreement)
-        return said_complete and (not evaluation.disagreement or self._opened_details(history, screen))
+        return evaluation.evaluator != "rules" and evaluation.complete
 
-    def _opened_details(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+    def opened_details(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         """The rules' structural view: a result opened from a list is that result's details page."""
         last = history[-1] if history else None
         return (self.run.subtask.page_mode is not PageMode.LIST_VIEW and last is not None
@@ -132,10 +135,17 @@ class TargetPages:
 
     def _judged_not_target(self, evaluation: Evaluation, history: Sequence[TakenAction],
                            screen: Screen) -> bool:
-        """The evaluator model judged the replayed route's last page not complete."""
-        if evaluation.evaluator == "rules" or evaluation.complete:
+        """The replayed route's last page was judged not the target.
+
+        By the model; or, with an evaluator model configured, by the rules' page kind
+        where the model is not asked because its verdict could not count there.
+        """
+        if evaluation.complete:
             return False
-        return not (evaluation.disagreement and self._opened_details(history, screen))
+        if evaluation.evaluator != "rules":
+            return True
+        return (self.run.copilot.evaluator is not None and not self.opened_details(history, screen)
+                and contradicts_mode(evaluation.page_type, self.run.subtask) is not None)
 
     def _demote(self, evaluation: Evaluation) -> None:
         if self.demoted or self.memory is None:

@@ -8,10 +8,18 @@ import json
 import pytest
 
 from droidretriever.config import LLMEndpoint
-from droidretriever.models import PageMode, PageType, RiskCategory, Screen, SubTask, UIElement
+from droidretriever.models import (
+    Evaluation,
+    PageMode,
+    PageType,
+    RiskCategory,
+    Screen,
+    SubTask,
+    UIElement,
+)
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
-from inference.llm_roles.evaluator import evaluate
+from inference.llm_roles.evaluator import check_verdict, evaluate
 from inference.rules import detect_page_type, evaluate_by_rules, find_risk
 from tests.inference.screens import element, results_screen, screen_of
 from tests.support.droidbot import iter_states
@@ -111,17 +119,20 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
 
 def test_a_models_complete_on_a_results_list_is_not_a_focused_target() -> None:
     """Table row 6: one wrong verdict (a results list for a focused sub-task) is not accepted."""
-    answer = {"completion_reason": "Big Mac is listed", "complete": True, "page_type": "details",
-              "risk_reason": "", "risk": False, "risk_category": None}
-    with OpenAIStub() as stub:
-        stub.enqueue(json.dumps(answer))
-        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
-        outcome = evaluate(subtask(PageMode.FOCUSED), results_screen(), description="e1 Big Mac ¥24.5",
-                           client=client)
-    verdict = outcome.value
-    assert outcome.policy == "llm:eval" and not verdict.complete
+    by_rules = evaluate_by_rules(subtask(PageMode.FOCUSED), results_screen())
+    said = Evaluation(complete=True, page_type=PageType.DETAILS, reason="Big Mac is listed", evaluator="llm:eval")
+    verdict = check_verdict(said, by_rules, subtask(PageMode.FOCUSED))
+    assert not verdict.complete
     assert "results_list" in verdict.disagreement and "focused mode wants a details page" in verdict.disagreement
     assert "Big Mac is listed" in verdict.reason  # the model's own reason is kept beside the disagreement
+    # A result opened from the list is its details page whatever its layout (a store with dishes).
+    assert check_verdict(said, by_rules, subtask(PageMode.FOCUSED), opened_result=True).complete
+    # Where its verdict could not count, the model is not even asked: the rules judge.
+    with OpenAIStub() as stub:
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
+        outcome = evaluate(subtask(PageMode.FOCUSED), results_screen(), description="d", client=client)
+        assert stub.requests == []
+    assert outcome.policy == "rules" and not outcome.value.complete and outcome.fallback is None
 
 
 def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:

@@ -57,8 +57,9 @@ def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
     moves = play_scripted_path(driver, perceiver, subtask.package, task.paths["Bilibili"])
     with OpenAIStub() as stub:
         endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
-        # The rules now know the target by its heading (社区公约), so the model's "finish" is not asked.
-        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings)[:-1])
+        # Opening the app needs no model, and the rules know the target by its heading (社区公约),
+        # so neither the first answer (open_app) nor the last ("finish") is asked for.
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings)[1:-1])
         copilot = Copilot(
             driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
             memory=RouteMemory(ObjectStoreBlobs(FakeObjectStore())), skills=False, explore=False,
@@ -71,9 +72,10 @@ def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
         second = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask))
         second_calls = len(stub.requests) - first_calls
     assert first.status is SubTaskStatus.COMPLETED, first.reason
-    assert {s.policy for s in first.trace.steps if s.action is not None} == {"llm:navigator-stub", "evaluator"}
+    assert {s.policy for s in first.trace.steps if s.action is not None} == {
+        "skills", "llm:navigator-stub", "evaluator"}  # skills: the app opened without a model call
     assert first.trace.steps[-1].policy == "evaluator"
-    assert first_calls == len(moves) + 1 and stub.pending == 0
+    assert first_calls == len(moves) and stub.pending == 0
     assert sum(s.tokens.prompt for s in first.trace.steps) == 100 * first_calls  # the stub counts 100 each
     assert sum(s.tokens.calls for s in first.trace.steps) == first_calls
     texts = " ".join(e.label for c in first.captures for e in c.elements)
@@ -95,11 +97,10 @@ def test_tips_from_an_earlier_delivery_reach_the_first_navigator_prompt(
     tip = "try 1 failed: the 社区公约 entry is under 我的, not on the home feed"
     with OpenAIStub() as stub:
         endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
-        # The rules now know the target by its heading (社区公约), so the model's "finish" is not asked.
-        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings)[:-1])
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings)[1:-1])
         copilot = Copilot(
             driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
-            skills=False, navigator=LLMClient(endpoint, role="navigator"),
+            skills=False, explore=False, navigator=LLMClient(endpoint, role="navigator"),
         )
         server.control.reset("boot")
         result = navigate_subtask(
