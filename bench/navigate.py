@@ -7,7 +7,7 @@ tokens per navigator call on the Study 2 scripted paths (real tokenizer),
 projected tokens per task with a model configured (navigator + evaluator
 prompts along those paths, built as the copilot builds them: the navigator is
 shown ``describe_for_navigator``'s view and compact past actions, the evaluator
-the whole description), where those tokens go, and model calls of a second run
+the navigator's view too, as the loop sends it since issue 14), where those tokens go, and model calls of a second run
 with route memory (counted by the scripted OpenAI stub, a test double).
 """
 
@@ -24,7 +24,7 @@ from bench.results import create_figure, percentile, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import PageMode, Point, SubTask, SubTaskStatus, new_id
+from droidretriever.models import PageMode, PageType, Point, SubTask, SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what
@@ -33,7 +33,7 @@ from droidretriever.testing import OpenAIStub as OpenAIStubTestDouble
 from inference.llm import LLMClient
 from inference.llm_roles import describe_action
 from inference.memory import RouteMemory
-from inference.perception import Perceiver, count_tokens, describe_screen
+from inference.perception import Perceiver, count_tokens
 from inference.policies import compact_history, describe_for_navigator, goal_text
 from inference.prompts import render_prompt
 from storage import FakeObjectStore
@@ -151,7 +151,7 @@ def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog:
 
     Every move of a path is priced as if the model made it: one navigator call
     (the view and history the LLM navigator policy sends) and one evaluator call
-    (the whole description, as the loop sends it), plus one evaluator call on
+    (the navigator's view, as the loop sends it), plus one evaluator call on
     the target page.
     """
     ledger = _TokenLedger()
@@ -169,9 +169,10 @@ def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog:
                 view = describe_for_navigator(move.perception, subtask).text
                 nav = render_prompt("navigator", goal=goal_text(subtask), previous_actions=history,
                                     reflection=None, screen=view, help_document=None)
-                whole = describe_screen(move.screen, move.perception.blocks).text
+                whole = view  # the evaluator is shown the navigator's view (issue 14)
                 ev = render_prompt("evaluator", goal=subtask.goal, page_mode=subtask.page_mode.value,
-                                   search_term=subtask.search_term, previous_actions=history, screen=whole)
+                                   search_term=subtask.search_term, previous_actions=history, screen=whole,
+                                   page_types=[p.value for p in PageType])
                 n = count_tokens(nav.system) + count_tokens(nav.user)
                 evaluator = count_tokens(ev.system) + count_tokens(ev.user)
                 ledger.per_call.append(n)
@@ -197,7 +198,8 @@ def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver, cat
     moves = play_scripted_path(driver, perceiver, subtask.package, task.paths["Bilibili"])
     with OpenAIStubTestDouble() as stub:
         endpoint = LLMEndpoint(base_url=stub.base_url, model="navigator-stub")
-        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings))
+        # Opening the app takes no model call: the answers start with the first move.
+        stub.enqueue(*navigator_answers(moves, subtask, endpoint, perceiver.settings)[1:])
         copilot = Copilot(driver=driver, perceiver=perceiver, store=FakeObjectStore(), budgets=BudgetSettings(),
                           memory=RouteMemory(ObjectStoreBlobs(FakeObjectStore())), skills=False,
                           explore=False, navigator=LLMClient(endpoint, role="navigator"))
@@ -287,10 +289,9 @@ step runs: skills and route memory). Projected tokens count prompt tokens only (
 user), one navigator and one evaluator call per move plus one evaluator call on the target
 page; answers add ~50 tokens per call. The navigator is shown what the LLM navigator
 policy sends (`describe_for_navigator`: the whole description, or the task's layout blocks
-when it exceeds 600 tokens; past actions as clipped preview lines); the evaluator the whole
-description. The evaluator's static prompt (inference/prompts/evaluator.j2, the paper's 7
-risk criteria) and the navigator's are now about even; the next lever is showing the evaluator
-the navigator's shorter cut of large screens. The route-memory row uses the scripted OpenAI stub,
+when it exceeds 600 tokens; past actions as clipped preview lines); the evaluator the same
+view. These rows are projected from prompt text; `python -m bench.tokens` measures what a
+vLLM-shaped server receives (images and answers included). The route-memory row uses the scripted OpenAI stub,
 a test double (droidretriever/testing/openai_stub.py), answering what a navigator would answer on
 each screen (`tasks.navigate.paths.navigator_answers`).
 """

@@ -33,7 +33,7 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -95,6 +95,7 @@ class RecordedRequest:
     problems: tuple[str, ...] = ()  # where the request broke vLLM's documented shape
     answer: str = ""  # the Answer kind served ("" when refused for its shape)
     status: int = 200
+    completion_tokens: int = 0  # of the answer served
 
     @property
     def text(self) -> str:
@@ -118,6 +119,7 @@ class RecordingOpenAIServer:
     requests: list[RecordedRequest] = field(default_factory=list)
     _queues: dict[str, deque[Answer | str]] = field(default_factory=dict)
     _defaults: dict[str, Answer] = field(default_factory=dict)
+    _responders: dict[str, Callable[[RecordedRequest], Answer | str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stopping: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
@@ -134,6 +136,15 @@ class RecordingOpenAIServer:
         """What ``model`` answers once its queue is empty (``VALID`` unless set)."""
         with self._lock:
             self._defaults[model] = answer
+
+    def respond_with(self, model: str, responder: Callable[[RecordedRequest], Answer | str]) -> None:
+        """Let ``responder`` answer each request to ``model`` once its queue is empty.
+
+        A benchmark's scripted role, for instance: it reads the request (the screen the
+        navigator is shown) and answers as a person's path through the app would.
+        """
+        with self._lock:
+            self._responders[model] = responder
 
     def pending(self, model: str) -> int:
         """Scripted answers not yet served for ``model``."""
@@ -238,15 +249,22 @@ class RecordingOpenAIServer:
         if problems:
             self._log(replace(record, status=400))
             return 400, _error("; ".join(problems), "BadRequestError", 400)
-        answer = self._next(name)
-        self._log(replace(record, answer=str(answer if isinstance(answer, Answer) else Answer.VALID)))
-        return self._respond(answer, body, text_tokens + image_tokens, wait)
-
-    def _respond(self, answer: Answer | str, body: dict[str, Any], prompt_tokens: int,
-                 wait: Any) -> tuple[int, dict[str, Any]]:
+        try:
+            answer = self._next(name, record)
+        except Exception as exc:  # a scripted responder's bug: a 500 the client sees, not a dead socket
+            self._log(replace(record, problems=(f"the responder failed: {exc!r}",), status=500))
+            return 500, _error(f"the scripted responder failed: {exc!r}", "InternalServerError", 500)
+        logged = replace(record, answer=str(answer if isinstance(answer, Answer) else Answer.VALID))
         if answer is Answer.HANG:
+            self._log(logged)
             wait(600.0)  # until the server stops; the client's deadline ends the request first
             return 0, {}
+        status, payload = self._respond(answer, body, text_tokens + image_tokens)
+        self._log(replace(logged, status=status,
+                          completion_tokens=int(payload.get("usage", {}).get("completion_tokens", 0))))
+        return status, payload
+
+    def _respond(self, answer: Answer | str, body: dict[str, Any], prompt_tokens: int) -> tuple[int, dict[str, Any]]:
         if answer is Answer.CLIENT_ERROR:
             return 400, _error("scripted client error", "BadRequestError", 400)
         if answer is Answer.SERVER_ERROR:
@@ -304,12 +322,14 @@ class RecordingOpenAIServer:
         text = answer if isinstance(answer, str) and not isinstance(answer, Answer) else "hello"
         return 200, {"text": text}
 
-    def _next(self, model: str) -> Answer | str:
+    def _next(self, model: str, request: RecordedRequest | None = None) -> Answer | str:
         with self._lock:
             queue = self._queues.get(model)
             if queue:
                 return queue.popleft()
-            return self._defaults.get(model, Answer.VALID)
+            responder = self._responders.get(model)
+            default = self._defaults.get(model, Answer.VALID)
+        return responder(request) if responder is not None and request is not None else default
 
     def _log(self, record: RecordedRequest) -> None:
         with self._lock:

@@ -35,6 +35,7 @@ from tasks.navigate.attempt import NavigationTry
 from tasks.navigate.copilot import Copilot, EventSink, NavigateRequest, ObjectStoreBlobs
 from tasks.navigate.paths import (
     ScriptedMove,
+    ScriptedNavigator,
     ScriptedPathError,
     navigator_answers,
     play_scripted_path,
@@ -48,6 +49,7 @@ __all__ = [
     "NavigateRequest",
     "ObjectStoreBlobs",
     "ScriptedMove",
+    "ScriptedNavigator",
     "ScriptedPathError",
     "navigate_subtask",
     "navigator_answers",

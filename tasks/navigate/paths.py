@@ -15,7 +15,7 @@ writes the same demonstration as the JSON answers a good navigator model gives
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,12 +41,14 @@ from inference.policies import (
     is_dialog_open,
     screen_anchors,
 )
+from inference.prompts import neutralize_data
 from tasks.errors import CopilotError
 from tasks.navigate.act import execute_action
 from tasks.navigate.run import to_observation
 
 __all__ = [
     "ScriptedMove",
+    "ScriptedNavigator",
     "ScriptedPathError",
     "navigator_answers",
     "play_scripted_path",
@@ -130,24 +132,98 @@ def navigator_answers(
     the task's blocks with ``screen_budget``), so the answers fit what it sees.
     """
     redactor = redactor_for(endpoint, settings)
-    answers = [json.dumps({"reason": "open the app", "action": "open_app", "package": subtask.package})]
+    answers = [_open_app(subtask)]
     for move in moves:
         description = describe_for_navigator(move.perception, subtask, redactor=redactor, budget=screen_budget)
-        answer: dict[str, str | bool] = {"reason": move.action.reason}
-        match move.action:
-            case Tap(target=str(target)):
-                answer |= {"action": "tap", "element_id": _number(description.element_ids, target, move)}
-            case Input(text=text, target=target, submit=submit):
-                answer |= {"action": "input", "text": text, "submit": submit}
-                if target is not None:
-                    answer["element_id"] = _number(description.element_ids, target, move)
-            case Back():
-                answer["action"] = "back"
-            case _:
-                raise ScriptedPathError(f"a scripted {move.action.kind} has no navigator answer")
+        answer, target = _move_answer(move)
+        if target is not None:
+            answer["element_id"] = _number(description.element_ids, target, move)
         answers.append(json.dumps(answer, ensure_ascii=False))
     answers.append(json.dumps({"reason": finish_reason, "action": "finish"}))
     return tuple(answers)
+
+
+class ScriptedNavigator:
+    """A navigator that follows a person's path and reads the screen it is shown.
+
+    What a scripted OpenAI-compatible test double answers for the navigator role
+    in benchmarks: the answers of :func:`navigator_answers`, but each move's element
+    is looked up, by its description line, on the screen of the request. A pop-up
+    over the page (``dialog_open``, asked of the phone as :func:`play_scripted_path`
+    asks it) or a screen without the element gets "back", as a person closes it.
+    """
+
+    def __init__(self, moves: Sequence[ScriptedMove], subtask: SubTask, endpoint: LLMEndpoint,
+                 settings: PerceptionSettings, *, screen_budget: int = SCREEN_TOKEN_BUDGET,
+                 dialog_open: Callable[[], bool] | None = None) -> None:
+        redactor = redactor_for(endpoint, settings)
+        self._subtask = subtask
+        self._dialog_open = dialog_open
+        self._moves: list[tuple[dict[str, str | bool], str | None]] = []
+        for move in moves:
+            answer, target = _move_answer(move)
+            line = None
+            if target is not None:
+                description = describe_for_navigator(move.perception, subtask, redactor=redactor,
+                                                      budget=screen_budget)
+                line = _line_of(description.text, _number(description.element_ids, target, move))
+            self._moves.append((answer, line))
+        self._next = 0
+
+    @property
+    def finished(self) -> bool:
+        """Whether every move was answered."""
+        return self._next >= len(self._moves)
+
+    def answer(self, prompt: str) -> str:
+        """The next answer for the screen in ``prompt`` (the navigator's user message)."""
+        screen = prompt.split("<screen_data>", 1)[-1].split("</screen_data>", 1)[0]
+        if not screen.strip().startswith(f"Screen {self._subtask.package}/"):
+            return _open_app(self._subtask)  # another app or the launcher is in front
+        if self._dialog_open is not None and self._dialog_open():
+            return json.dumps({"reason": "a pop-up covers the page", "action": "back"})
+        if self.finished:
+            return json.dumps({"reason": "the target page is on the screen", "action": "finish"})
+        answer, line = self._moves[self._next]
+        if line is not None:
+            number = next((n for n, text in _numbered_lines(screen) if text == neutralize_data(line)), None)
+            if number is None:
+                return json.dumps({"reason": "not the screen the path expects", "action": "back"})
+            answer = {**answer, "element_id": number}
+        self._next += 1
+        return json.dumps(answer, ensure_ascii=False)
+
+
+def _open_app(subtask: SubTask) -> str:
+    return json.dumps({"reason": "open the app", "action": "open_app", "package": subtask.package})
+
+
+def _move_answer(move: ScriptedMove) -> tuple[dict[str, str | bool], str | None]:
+    """A move as a navigator's answer, and the id of the element it needs a number for."""
+    answer: dict[str, str | bool] = {"reason": move.action.reason}
+    match move.action:
+        case Tap(target=str(target)):
+            return answer | {"action": "tap"}, target
+        case Input(text=text, target=target, submit=submit):
+            return answer | {"action": "input", "text": text, "submit": submit}, target
+        case Back():
+            return answer | {"action": "back"}, None
+        case _:
+            raise ScriptedPathError(f"a scripted {move.action.kind} has no navigator answer")
+
+
+def _numbered_lines(text: str) -> list[tuple[str, str]]:
+    """``[n] rest`` lines of a screen description as (n, rest)."""
+    found = []
+    for line in text.splitlines():
+        number, bracket, rest = line.partition("] ")
+        if bracket and number.startswith("[") and number[1:].isdigit():
+            found.append((number[1:], rest))
+    return found
+
+
+def _line_of(text: str, number: str) -> str:
+    return next(rest for n, rest in _numbered_lines(text) if n == number)
 
 
 def _number(shown: tuple[str, ...], target: str, move: ScriptedMove) -> str:
