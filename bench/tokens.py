@@ -271,7 +271,9 @@ Where the tokens go: each model call carries a static prompt (navigator ~280, ev
 when over 600 tokens; the evaluator is shown the same view), the screenshot (230 tokens at
 {MAX_PIXELS:,} pixels) and an answer of ~30 tokens. A single-app task is 3 to 5 moves; a
 multi-app task is two or three of them, which is what the p95 measures. The lean row trades
-image detail (196x448 pixels) and the evaluator's screenshot for about a quarter fewer tokens.
+image detail (196x448 pixels) and the evaluator's screenshot for about a sixth fewer tokens.
+The goal is met by neither setup: one app's sub-task is about 5,700 tokens when the model
+makes every move, and the p95 is the multi-app tasks.
 Before this section (issue 14): `bench.navigate` projected navigator + evaluator prompt
 text alone at median 3,682 and p95 12,866 per task, with no image and no answer counted.
 """
