@@ -7,7 +7,8 @@ import-linter contract says so):
 - :class:`OpenAIStub` / :class:`ScriptedReply`  a scripted OpenAI-compatible HTTP server;
 - :func:`observe_with_adbutils`                 a phone observed with stock adbutils calls only;
 - :func:`draw_capture` / :func:`menu_card`      synthetic captures with text at known boxes;
-- :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers.
+- :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers;
+- :func:`running_redis`                         a real redis-server with a generated password.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from droidretriever.testing.adbutils_phone import observe_with_adbutils
 from droidretriever.testing.drawing import Card, DrawnCapture, Line, draw_capture, menu_card
 from droidretriever.testing.openai_stub import OpenAIStub, ScriptedReply
 from droidretriever.testing.ports import free_port, free_port_block, wait_for_port
+from droidretriever.testing.redis_server import running_redis
 
 __all__ = [
     "Card",
@@ -28,5 +30,6 @@ __all__ = [
     "free_port_block",
     "menu_card",
     "observe_with_adbutils",
+    "running_redis",
     "wait_for_port",
 ]
