@@ -102,7 +102,7 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
         outcome = evaluate(subtask(), results_screen(), description="e1 Big Mac ¥24.5", client=client,
                            previous_actions=["Tap [Big Mac meal 0]"])
-    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/2"
+    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/3"
     assert outcome.value.complete and outcome.value.evaluator == "llm:eval"
     assert outcome.usage.calls == 2  # the risk-without-category answer was repaired
     assert "risk_category must name" in stub.requests[1]["messages"][-1]["content"]
