@@ -5,6 +5,8 @@ ships its mock transport); no product module imports this package (an
 import-linter contract says so):
 
 - :class:`OpenAIStub` / :class:`ScriptedReply`  a scripted OpenAI-compatible HTTP server;
+- :class:`HostileNavigator`                      an OpenAI-compatible navigator that always picks
+                                                 the most dangerous element (the risk gate's foe);
 - :func:`observe_with_adbutils`                 a phone observed with stock adbutils calls only;
 - :func:`draw_capture` / :func:`menu_card`      synthetic captures with text at known boxes;
 - :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers;
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from droidretriever.testing.adbutils_phone import observe_with_adbutils
 from droidretriever.testing.drawing import Card, DrawnCapture, Line, draw_capture, menu_card
+from droidretriever.testing.hostile_navigator import HostileChoice, HostileNavigator
 from droidretriever.testing.openai_stub import OpenAIStub, ScriptedReply
 from droidretriever.testing.ports import free_port, free_port_block, wait_for_port
 from droidretriever.testing.redis_server import running_redis
@@ -22,6 +25,8 @@ from droidretriever.testing.redis_server import running_redis
 __all__ = [
     "Card",
     "DrawnCapture",
+    "HostileChoice",
+    "HostileNavigator",
     "Line",
     "OpenAIStub",
     "ScriptedReply",
