@@ -80,7 +80,8 @@ def check_webhook_target(url: str, *, own_ports: Collection[int] = (), reachable
 
     http(s) only; no link-local, multicast or unspecified address; on loopback,
     none of ``own_ports`` (the local stack's services). With ``reachable``, the
-    host must also accept a connection on the port now.
+    host must also resolve and accept a connection on the port now; without it,
+    a name that does not resolve yet passes (the notifier checks again).
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -91,7 +92,13 @@ def check_webhook_target(url: str, *, own_ports: Collection[int] = (), reachable
     except ValueError as exc:
         raise NotifierError(f"the webhook {url!r} has an invalid port",
                             hint="give a port from 1 to 65535") from exc
-    for address in _addresses(parts.hostname, port):
+    try:
+        addresses = _addresses(parts.hostname, port)
+    except NotifierError:
+        if reachable:
+            raise
+        return  # checked again before each POST, when the name must resolve
+    for address in addresses:
         if address.is_link_local or address.is_multicast or address.is_unspecified:
             raise NotifierError(
                 f"the webhook's host {parts.hostname} is {address}, a link-local, multicast or "

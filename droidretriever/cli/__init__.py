@@ -68,7 +68,8 @@ def run(argv: list[str] | None = None) -> int:
         else:
             _print_error(err, " ".join(lines))
             if exc.hint:
-                err.print(f"[yellow]fix:[/] {escape(strip_controls(exc.hint))}", highlight=False)
+                err.print(f"[yellow]fix:[/] {escape(strip_controls(exc.hint))}", highlight=False,
+                          soft_wrap=True)
         return exc.exit_code
     return code if isinstance(code, int) else 0
 
