@@ -94,7 +94,7 @@ def _print_status(console: Console) -> None:
         statuses = DeviceRegistry.from_settings(settings).statuses()
     except redis.RedisError as exc:
         raise ServiceError(
-            f"cannot read the farm registry at {settings.redis.url}: {exc}",
+            f"cannot read the farm registry at {settings.redis.masked_url}: {exc}",
             hint="start the local stack with `droidretriever up` (or set DROIDRETRIEVER_REDIS__URL)",
         ) from exc
     table = Table(title="device farm")

@@ -11,7 +11,8 @@ Labels are folded first (:func:`droidretriever.text.fold_for_matching`): a
 zero-width space (``P\\u200bay``), full-width letters (``Ｐａｙ``) or Cyrillic
 look-alikes (``Рау``) do not hide a word. Words are general (what any app's
 button says), never one app's labels. A refusal (``Cancel``, ``Don't allow``,
-``不允许``) is always safe: it is how a risky dialog is closed.
+``不允许``) is always safe: it is how a risky dialog is closed; so is a short entry naming a
+place to look (``Payment settings``, ``充值记录``, ``주문 내역``): it opens a page, it pays nothing.
 """
 
 from __future__ import annotations
@@ -70,6 +71,15 @@ _REFUSAL = re.compile(
     r"知道了|닫기|건너뛰기|취소|허용 안함|나중에|閉じる|スキップ|キャンセル|許可しない|後で)$"
 )
 _LABEL_CHARS = 40  # a button's label is short; a longer text is content, not an action
+# An entry naming a place to look ("Payment settings", "充值记录", "주문 내역", "注文履歴") opens a
+# page about the thing; it does not do it. Only when the label ends with the place, is short,
+# and urges nothing ("now", "立即", "confirm"): a hostile "Pay now - details" stays an action.
+_PLACE_END = re.compile(
+    r"(?:\b(?:settings?|history|records?|details?|methods?|options|center|centre|list|rules|"
+    r"help|faq|management|overview|info|terms|policy|agreement)|设置|记录|明细|管理|方式|中心|历史|"
+    r"列表|详情|规则|说明|帮助|协议|설정|기록|내역|관리|방법|履歴|設定|管理|明細|方法|一覧)$"
+)
+_URGES = re.compile(r"\bnow\b|\bconfirm|立即|马上|确认|지금|확인|今すぐ|確認")
 
 
 def is_refusal(label: str) -> bool:
@@ -92,10 +102,17 @@ def find_never_tap(label: str) -> RiskCategory | None:
 
     Only the start of a label counts (a button's words), and a refusal never does.
     """
-    if not label.strip() or is_refusal(label):
+    if not label.strip() or is_refusal(label) or _names_a_place(label):
         return None
     found = find_never_tap_word(label[:_LABEL_CHARS])
     return found[0] if found else None
+
+
+def _names_a_place(label: str) -> bool:
+    """A short entry that names a page about the thing: "Payment settings", "充值记录"."""
+    folded = fold_for_matching(label).strip(" >›»")
+    return (len(folded) <= 24 and _PLACE_END.search(folded) is not None
+            and _URGES.search(folded) is None)
 
 
 def never_tap_patterns() -> tuple[tuple[RiskCategory, re.Pattern[str]], ...]:

@@ -54,9 +54,15 @@ def test_what_the_agent_never_presses_in_every_language(label: str, category: Ri
 
 
 @pytest.mark.parametrize("label", ["Don't allow", "不允许", "Cancel", "取消", "Not now", "허용 안함",
-                                   "Liked songs", "Settings", "Posts", "Followers 12k", "Alipay"])
-def test_refusals_and_ordinary_entries_pass(label: str) -> None:
+                                   "Liked songs", "Settings", "Posts", "Followers 12k", "Alipay",
+                                   "Payment settings", "支付设置", "充值记录", "주문 내역", "注文履歴"])
+def test_refusals_ordinary_entries_and_places_to_look_pass(label: str) -> None:
     assert _tap(label) is None
+
+
+@pytest.mark.parametrize("label", ["Pay now - details", "Confirm payment method", "立即支付"])
+def test_an_action_dressed_as_a_place_is_still_an_action(label: str) -> None:
+    assert _tap(label) is RiskCategory.PAYMENT
 
 
 def test_a_card_of_content_opens_what_it_shows_whatever_its_words() -> None:
