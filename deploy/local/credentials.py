@@ -41,6 +41,9 @@ _WEED_TLS = (StackSecret.WEED_CA_CERT, StackSecret.WEED_CERT, StackSecret.WEED_K
 # Files the services write that may hold what a run saw: never readable by other users.
 _PRIVATE_FILES = ("logs/*.log", "farm/*.log", "prefect/*.db", "prefect/*.db-*", "s3/*.json",
                   "s3/*.toml", "redis/*.conf", "redis/*.aof", "redis/appendonlydir/*")
+# The folders the stack writes (only these: a state folder may be shared with other things).
+_PRIVATE_FOLDERS = ("run", "logs", "redis", "s3", "prefect", "subscriptions", "farm", "spool",
+                    "secrets", "reports")
 
 
 def ensure_stack_secrets(settings: Settings) -> Settings:
@@ -69,8 +72,9 @@ def make_state_private(state_dir: Path) -> None:
         for path in state_dir.glob(pattern):
             if path.is_file():
                 _narrow(path, 0o600)
-    for folder in (p for p in state_dir.iterdir() if p.is_dir() and not p.is_symlink()):
-        _narrow(folder, 0o700)
+    for folder in (state_dir / name for name in _PRIVATE_FOLDERS):
+        if folder.is_dir() and not folder.is_symlink():
+            _narrow(folder, 0o700)
 
 
 def _narrow(path: Path, mode: int) -> None:
