@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
@@ -29,7 +27,7 @@ from device_farm.adb_client import list_adb_devices
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
-from droidretriever.testing import free_port, free_port_block, wait_for_port
+from droidretriever.testing import free_port, free_port_block, running_redis, wait_for_port
 
 __all__ = ["bench_big_mac", "bench_overhead", "bench_services", "main", "plot_big_mac"]
 
@@ -46,19 +44,19 @@ def bench_services(state: Path, phones: int, latency: str) -> Iterator[list[str]
     """Redis, S3, Prefect (harness), virtual phones and workers; yields the phones' serials."""
     from prefect.testing.utilities import prefect_test_harness
 
-    from deploy.local import SeaweedService
+    from deploy.local import SeaweedService, ensure_stack_secrets
 
-    redis_port = free_port()
-    redis = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port",
-                              str(redis_port), "--save", "", "--appendonly", "no"],
-                             stdout=subprocess.DEVNULL)
-    wait_for_port(redis_port)
+    redis = ExitStack()
+    redis_url = redis.enter_context(running_redis(state / "redis"))
     s3 = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-bench")
-    env = {"DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{redis_port}/0",
+    env = {"DROIDRETRIEVER_REDIS__URL": redis_url,
            "DROIDRETRIEVER_STATE_DIR": str(state), "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
            "DROIDRETRIEVER_S3__BUCKET": s3.bucket}
     os.environ.update(env)
-    weed = SeaweedService(load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7))))
+    # The store's keys, JWT and certificates are generated in the state folder, as `up` does;
+    # every process of the bench reads them from there.
+    weed = SeaweedService(ensure_stack_secrets(
+        load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7)))))
     weed.start()
     records: list[ProcessRecord] = []
     try:
@@ -88,8 +86,7 @@ def bench_services(state: Path, phones: int, latency: str) -> Iterator[list[str]
     finally:
         stop_processes(records)
         weed.stop()
-        redis.terminate()
-        redis.wait(timeout=10)
+        redis.close()
 
 
 def bench_overhead(samples: int) -> dict[str, list[float]]:

@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from bench.results import percentile, summarize_ms, write_section
-from deploy.local import RedisService, SeaweedService, is_port_free
+from deploy.local import RedisService, SeaweedService, ensure_stack_secrets, is_port_free
 from droidretriever.config import RedisSettings, S3Settings, Settings, StackSettings, load_settings
 from droidretriever.models import RunEvent, RunEventKind
 from storage import FakeObjectStore, RunEventPublisher, RunEventReader, S3ObjectStore, open_redis
@@ -115,12 +115,13 @@ def bench_events(redis_settings: RedisSettings) -> list[float]:
 
 
 def _settings(state: Path) -> Settings:
-    return load_settings(
+    """Settings for the two services on free ports, with their secrets generated as `up` does."""
+    return ensure_stack_secrets(load_settings(
         state_dir=state,
         redis=RedisSettings(url=f"redis://127.0.0.1:{_free_port()}/0"),
         s3=S3Settings(endpoint=f"http://127.0.0.1:{_free_port()}", bucket="droidretriever-bench"),
         stack=StackSettings(weed_base_port=_free_port_block(7)),
-    )
+    ))
 
 
 def main() -> None:

@@ -12,16 +12,24 @@ defaults. Example::
     steps_per_subtask = 20
 
 Invalid settings raise :class:`ConfigError` naming the setting (as the
-environment variable a person would set) and the fix. Nothing here reads a
-module-global: call :func:`load_settings` and pass the result down.
+environment variable a person would set) and the fix, one line per bad
+setting, with no secret in it. Nothing here reads a module-global: call
+:func:`load_settings` and pass the result down.
+
+Secrets the settings leave unset are filled from the files ``droidretriever up``
+generates (:mod:`droidretriever.secrets`), for the services of the local stack
+only (loopback URLs): the Redis password, the S3 keys, Prefect's API auth
+string. An explicitly set secret (environment, TOML) always wins.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     AnyHttpUrl,
@@ -36,13 +44,17 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
 from droidretriever.errors import ConfigError
+from droidretriever.secrets import SecretFiles, StackSecret
+from droidretriever.text import mask_url
 
 __all__ = [
     "ENV_PREFIX",
+    "LOOPBACK_HOSTS",
     "MAX_PIXELS",
     "BudgetSettings",
     "FarmSettings",
@@ -56,13 +68,26 @@ __all__ = [
     "Settings",
     "SimSettings",
     "StackSettings",
+    "SubscriptionSettings",
     "config_file_path",
+    "fill_generated_secrets",
+    "is_loopback",
     "load_settings",
 ]
 
 ENV_PREFIX = "DROIDRETRIEVER_"
 _NESTED = "__"
 MAX_PIXELS = 200_704  # 256 patches of 28x28: a 1080x2340 screenshot is sent as 280x644, 230 tokens
+# A service on one of these hosts is the local stack's own: started by `up`, given generated secrets.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# Settings whose values are never shown in an error, whatever they hold.
+_SECRET_FIELDS = frozenset({"secret_key", "access_key", "api_key", "api_token", "auth_string",
+                            "password"})
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` is this machine's loopback (a service of the local stack)."""
+    return host in LOOPBACK_HOSTS
 
 
 class _Section(BaseModel):
@@ -72,6 +97,8 @@ class _Section(BaseModel):
 class RedisSettings(_Section):
     """Broker, live run state and the device registry."""
 
+    # May hold a password (redis://:password@host:port/db); the local stack's is filled in
+    # from the generated secret when the URL names none. Shown only through masked_url.
     url: str = "redis://127.0.0.1:6390/0"
 
     @field_validator("url")
@@ -79,19 +106,44 @@ class RedisSettings(_Section):
     def _redis_url(cls, value: str) -> str:
         if not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018  # raises ValueError on a port that is no number
+        except ValueError:
+            raise ValueError("is not a valid Redis URL such as redis://127.0.0.1:6390/0") from None
+        if value.startswith("redis") and not parts.hostname:
+            raise ValueError("names no host: write it as redis://HOST:PORT/DB")
         return value
 
     @property
     def port(self) -> int:
-        from urllib.parse import urlparse
-
-        return urlparse(self.url).port or 6379
+        return urlsplit(self.url).port or 6379
 
     @property
     def host(self) -> str:
-        from urllib.parse import urlparse
+        return urlsplit(self.url).hostname or "127.0.0.1"
 
-        return urlparse(self.url).hostname or "127.0.0.1"
+    @property
+    def managed(self) -> bool:
+        """A TCP Redis on loopback: the local stack's, started by ``up``."""
+        return self.url.startswith("redis") and is_loopback(self.host)
+
+    @property
+    def has_password(self) -> bool:
+        return urlsplit(self.url).password is not None
+
+    @property
+    def masked_url(self) -> str:
+        """The URL to show: its password replaced by ``***``."""
+        return mask_url(self.url)
+
+    def with_password(self, password: str) -> RedisSettings:
+        """These settings with ``password`` in the URL (the user name, if any, is kept)."""
+        parts = urlsplit(self.url)
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        url = urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
+        return self.model_copy(update={"url": url})
 
 
 class S3Settings(_Section):
@@ -99,8 +151,9 @@ class S3Settings(_Section):
 
     endpoint: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8333")
     bucket: str = Field(default="droidretriever", min_length=3, max_length=63)
-    access_key: str = "droidretriever"
-    secret_key: SecretStr = SecretStr("droidretriever-local-secret")
+    # Unset: the local stack's generated keys (``up`` makes them); never a built-in default.
+    access_key: str | None = Field(default=None, min_length=1)
+    secret_key: SecretStr | None = None
     region: str = "us-east-1"
     retries: int = Field(default=3, ge=0, le=10)
     timeout_s: float = Field(default=10.0, gt=0)
@@ -112,9 +165,26 @@ class S3Settings(_Section):
             raise ValueError("S3 bucket names are lower case, digits, '-' and '.'")
         return value
 
+    @field_validator("secret_key")
+    @classmethod
+    def _secret_not_empty(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty: unset it to use the key `droidretriever up` generates, "
+                             "or set the store's secret key")
+        return value
+
     @property
     def secure(self) -> bool:
         return self.endpoint.scheme == "https"
+
+    @property
+    def managed(self) -> bool:
+        """An endpoint on loopback: the local stack's SeaweedFS, started by ``up``."""
+        return is_loopback(self.endpoint.host)
+
+    @property
+    def has_credentials(self) -> bool:
+        return self.access_key is not None and self.secret_key is not None
 
     @property
     def host_port(self) -> str:
@@ -123,6 +193,21 @@ class S3Settings(_Section):
 
 class PrefectSettings(_Section):
     api_url: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:4200/api")
+    # ``user:password`` for the server's basic auth (Prefect's PREFECT_API_AUTH_STRING);
+    # unset on loopback: the one `droidretriever up` generated.
+    auth_string: SecretStr | None = None
+
+    @field_validator("auth_string")
+    @classmethod
+    def _user_and_password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and ":" not in value.get_secret_value():
+            raise ValueError("must be USER:PASSWORD (Prefect's basic auth)")
+        return value
+
+    @property
+    def managed(self) -> bool:
+        """An API on loopback: the local stack's Prefect server, started by ``up``."""
+        return is_loopback(self.api_url.host)
 
     @property
     def port(self) -> int:
@@ -140,12 +225,15 @@ class PrefectSettings(_Section):
         no API URL is set; ours names the stack's server and forbids that fallback,
         so a misconfigured process fails instead of serving or running nothing.
         """
-        return {
+        env = {
             "PREFECT_API_URL": str(self.api_url).rstrip("/"),
             "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "DO_NOT_TRACK": "1",
         }
+        if self.auth_string is not None:
+            env["PREFECT_API_AUTH_STRING"] = self.auth_string.get_secret_value()
+        return env
 
 
 class LLMEndpoint(_Section):
@@ -262,6 +350,13 @@ class StackSettings(_Section):
     start_timeout_s: float = Field(default=90.0, gt=0, le=600)
 
 
+class SubscriptionSettings(_Section):
+    """Scheduled questions (flows/subscriptions): where their changes may be sent."""
+
+    # Check that a webhook's host answers when subscribing (a refused port is an error then).
+    webhook_check: bool = True
+
+
 class Settings(BaseSettings):
     """Everything DroidRetriever reads from its environment."""
 
@@ -282,6 +377,7 @@ class Settings(BaseSettings):
     perception: PerceptionSettings = PerceptionSettings()
     farm: FarmSettings = FarmSettings()
     stack: StackSettings = StackSettings()
+    subscriptions: SubscriptionSettings = SubscriptionSettings()
     api_token: SecretStr | None = None
 
     @classmethod
@@ -307,6 +403,11 @@ class Settings(BaseSettings):
     def spool_dir(self) -> Path:
         return self.state_dir / "spool"
 
+    @property
+    def secrets(self) -> SecretFiles:
+        """The generated secrets of the local stack (``<state_dir>/secrets``)."""
+        return SecretFiles(self.state_dir)
+
 
 def config_file_path() -> Path | None:
     """The TOML file in force: ``$DROIDRETRIEVER_CONFIG``, else ``./droidretriever.toml`` if present."""
@@ -329,8 +430,94 @@ def _toml_name(loc: tuple[int | str, ...]) -> str:
     return f"[{'.'.join(parts[:-1])}] {parts[-1]}"
 
 
+def _shown(loc: tuple[int | str, ...], given: object) -> str:
+    """`` (got ...)`` for an error line: never a secret, URLs with their password masked."""
+    if isinstance(given, dict):
+        return ""
+    if any(str(part) in _SECRET_FIELDS for part in loc):
+        return " (the value given is not shown: it is a secret)"
+    if isinstance(given, str):
+        given = mask_url(given) if "://" in given else given
+        if len(given) > 80:
+            given = given[:77] + "..."
+    return f" (got {given!r})"
+
+
+def fill_generated_secrets(settings: Settings) -> Settings:
+    """``settings`` with the local stack's generated secrets where they leave one unset.
+
+    Only services on loopback get them (an external server has its own); a
+    secret set in the environment or the TOML file is never replaced. Missing
+    files (before the first ``droidretriever up``) leave the setting unset.
+    """
+    files = settings.secrets
+    updates: dict[str, Any] = {}
+    redis_settings = settings.redis
+    if redis_settings.managed and not redis_settings.has_password:
+        password = files.read(StackSecret.REDIS_PASSWORD)
+        if password is not None:
+            updates["redis"] = redis_settings.with_password(password)
+    s3 = settings.s3
+    if s3.managed and not s3.has_credentials:
+        access = s3.access_key or files.read(StackSecret.S3_ACCESS_KEY)
+        secret = s3.secret_key or _secret(files.read(StackSecret.S3_SECRET_KEY))
+        updates["s3"] = s3.model_copy(update={"access_key": access, "secret_key": secret})
+    prefect = settings.prefect
+    if prefect.managed and prefect.auth_string is None:
+        auth = _secret(files.read(StackSecret.PREFECT_AUTH))
+        if auth is not None:
+            updates["prefect"] = prefect.model_copy(update={"auth_string": auth})
+    return settings.model_copy(update=updates) if updates else settings
+
+
+def _secret(value: str | None) -> SecretStr | None:
+    return None if value is None else SecretStr(value)
+
+
+def _is_complex(annotation: Any) -> bool:
+    """Whether pydantic-settings reads this field's environment value as JSON."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    origin = get_origin(annotation)
+    if origin in (list, tuple, dict, set, frozenset):
+        return True
+    return any(_is_complex(arg) for arg in get_args(annotation) if arg is not type(None))
+
+
+def _field_of(env_name: str) -> Any | None:
+    """The annotation of the setting an environment variable names, or None if it names none."""
+    model: Any = Settings
+    annotation: Any = None
+    for part in env_name.removeprefix(ENV_PREFIX).lower().split(_NESTED):
+        fields = getattr(model, "model_fields", None)
+        if fields is None or part not in fields:
+            return None
+        annotation = fields[part].annotation
+        model = annotation
+    return annotation
+
+
+def _unreadable_env_lines() -> list[str]:
+    """One line per ``DROIDRETRIEVER_*`` variable whose JSON value cannot be read."""
+    lines = []
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith(ENV_PREFIX) or name == f"{ENV_PREFIX}CONFIG":
+            continue
+        annotation = _field_of(name)
+        if annotation is None or not _is_complex(annotation):
+            continue
+        try:
+            json.loads(value)
+        except ValueError:
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            lines.append(f"{name}: cannot be read as JSON (got {shown!r}); write a list as "
+                         '\'["phone", "email"]\' and a table as \'{"key": "value"}\'')
+    return lines
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Read settings, or raise :class:`ConfigError` listing every bad one and its fix."""
+    """Read settings (generated secrets filled in), or raise :class:`ConfigError` listing every
+    bad one and its fix, one line each."""
     path = config_file_path()
     if path is not None and not path.is_file():
         raise ConfigError(
@@ -338,29 +525,38 @@ def load_settings(**overrides: Any) -> Settings:
             hint=f"create it, or unset {ENV_PREFIX}CONFIG to use defaults and the environment",
         )
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
             loc = tuple(err["loc"])
-            given = err.get("input")
-            shown = "" if isinstance(given, dict) else f" (got {given!r})"
+            shown = _shown(loc, err.get("input"))
             if err["type"] == "extra_forbidden":
                 lines.append(
-                    f"  {_env_name(loc)}: unknown setting{shown}; check the spelling "
+                    f"{_env_name(loc)}: unknown setting{shown}; check the spelling "
                     "against docs/configuration.md"
                 )
                 continue
+            message = err["msg"].removeprefix("Value error, ")
             lines.append(
-                f"  {_env_name(loc)}: {err['msg']}{shown}; fix it in the environment "
+                f"{_env_name(loc)}: {message}{shown}; fix it in the environment "
                 f"or in {path or 'droidretriever.toml'} as {_toml_name(loc)}"
             )
         raise ConfigError(
-            "invalid settings:\n" + "\n".join(lines),
-            hint="see docs/configuration.md for every setting and its default",
+            "\n".join(lines), hint="see docs/configuration.md for every setting and its default"
         ) from exc
+    except SettingsError as exc:  # an environment variable holding JSON that is not
+        lines = _unreadable_env_lines()
+        if not lines:
+            raise ConfigError(f"cannot read the settings: {exc}",
+                              hint="see docs/configuration.md for every setting") from exc
+        raise ConfigError("\n".join(lines), hint="see docs/configuration.md") from exc
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML
+        if path is None:
+            raise ConfigError(f"cannot read the settings: {exc}",
+                              hint="see docs/configuration.md for every setting") from exc
         raise ConfigError(
             f"cannot read config file {path}: {exc}",
-            hint="fix the TOML syntax or point DROIDRETRIEVER_CONFIG elsewhere",
+            hint=f"fix the TOML syntax or point {ENV_PREFIX}CONFIG elsewhere",
         ) from exc
+    return fill_generated_secrets(settings)

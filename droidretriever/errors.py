@@ -1,7 +1,8 @@
 """The root of every error DroidRetriever raises on purpose.
 
-    DroidRetrieverError            (.hint: what a person should do about it)
-     +-- ConfigError               droidretriever.config: invalid or missing settings
+    DroidRetrieverError            (.hint: what a person should do about it; .exit_code)
+     +-- ConfigError               droidretriever.config: invalid or missing settings (exit 2)
+     +-- InputError                a command's argument or option is invalid (exit 2)
      +-- ServiceError              deploy.local: a local service cannot start / is unhealthy
      +-- storage.errors.StorageError ...
      +-- device_farm.errors.DeviceError ...
@@ -9,18 +10,21 @@
 
 Each package keeps its own subtree in its ``errors.py``; adapters translate
 foreign exceptions once, at the boundary, and re-raise ``from exc``. The CLI
-prints ``str(error)`` and the hint, never a traceback (unless ``--debug``).
+prints ``str(error)`` and the hint, never a traceback (unless ``--debug``), and
+exits with ``exit_code``: 2 for what a person typed or set wrong (nothing was
+started or written), 1 for a failure while working.
 """
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "DroidRetrieverError", "ServiceError"]
+__all__ = ["ConfigError", "DroidRetrieverError", "InputError", "ServiceError"]
 
 
 class DroidRetrieverError(Exception):
     """Base class. ``hint`` says what to do; it is shown under the message."""
 
     hint: str = ""
+    exit_code: int = 1  # what the CLI exits with
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -29,7 +33,15 @@ class DroidRetrieverError(Exception):
 
 
 class ConfigError(DroidRetrieverError):
-    """Settings are invalid; the message names each bad setting and its fix."""
+    """Settings are invalid; the message names each bad setting and its fix, one line each."""
+
+    exit_code = 2
+
+
+class InputError(DroidRetrieverError):
+    """A command's argument or option is invalid: one line naming it, what is wrong and what to do."""
+
+    exit_code = 2
 
 
 class ServiceError(DroidRetrieverError):

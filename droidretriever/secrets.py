@@ -2,6 +2,11 @@
 
     <state_dir>/secrets/            0700
         api-token                   0600   the HTTP API's bearer token
+        redis-password              0600   Redis ``requirepass``
+        s3-access-key, s3-secret-key       the S3 API's only identity (SeaweedFS)
+        prefect-auth                       ``user:password`` of the Prefect API's basic auth
+        weed-jwt-*                         SeaweedFS's JWT signing keys (volume and filer)
+        weed-ca-cert, weed-cert, weed-key  SeaweedFS's mutual TLS between its own parts
         ...                                (one file per secret; the name says what it is for)
 
 ``droidretriever up`` generates what is missing (:meth:`SecretFiles.ensure`);
@@ -20,13 +25,30 @@ import os
 import re
 import secrets
 import stat
+from enum import StrEnum
 from pathlib import Path
 
 from droidretriever.errors import ConfigError
 
-__all__ = ["SecretFiles", "generate_secret"]
+__all__ = ["SecretFiles", "StackSecret", "generate_secret"]
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+class StackSecret(StrEnum):
+    """The secrets of the local stack's services: their file names."""
+
+    REDIS_PASSWORD = "redis-password"
+    S3_ACCESS_KEY = "s3-access-key"
+    S3_SECRET_KEY = "s3-secret-key"
+    PREFECT_AUTH = "prefect-auth"
+    WEED_JWT_WRITE = "weed-jwt-write"  # master signs, volume checks: writes of blobs
+    WEED_JWT_READ = "weed-jwt-read"  # reads of blobs
+    WEED_FILER_JWT_WRITE = "weed-filer-jwt-write"  # the S3 gateway signs, the filer checks
+    WEED_FILER_JWT_READ = "weed-filer-jwt-read"
+    WEED_CA_CERT = "weed-ca-cert"  # the CA that signed weed-cert (its private key is discarded)
+    WEED_CERT = "weed-cert"
+    WEED_KEY = "weed-key"
 
 
 def generate_secret(nbytes: int = 32) -> str:
@@ -60,23 +82,46 @@ class SecretFiles:
             ) from exc
         return value or None
 
-    def ensure(self, name: str, nbytes: int = 32) -> str:
-        """The secret ``name``, generated and stored now if it does not exist yet."""
+    def ensure(self, name: str, nbytes: int = 32, *, value: str | None = None) -> str:
+        """The secret ``name``, stored now if it does not exist yet (``value``, else generated).
+
+        Safe when several processes ensure the same secret at once: the first one
+        to store it wins (a hard link never replaces a file) and the others return
+        what it stored.
+        """
         existing = self.read(name)
         if existing is not None:
             return existing
-        return self.write(name, generate_secret(nbytes))
+        candidate = value if value is not None else generate_secret(nbytes)
+        path = self.path(name)
+        temp = self._write_temp(name, candidate)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass
+        finally:
+            temp.unlink(missing_ok=True)
+        stored = self.read(name)
+        if stored is None:
+            raise ConfigError(f"the secret file {path} is empty",
+                              hint=f"delete {path}; `droidretriever up` makes a new one")
+        return stored
 
     def write(self, name: str, value: str) -> str:
         """Store ``value`` as the secret ``name`` (replacing it whole); returns it."""
-        path = self.path(name)
+        self._write_temp(name, value).replace(self.path(name))
+        return value
+
+    def _write_temp(self, name: str, value: str) -> Path:
+        """``value`` in a new 0600 file beside the secret (a name of its own), fsynced."""
         self._make_folder()
-        temp = path.with_name(f".{name}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        temp = self.path(name).with_name(f".{name}.{secrets.token_hex(6)}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(value + "\n")
-        temp.replace(path)
-        return value
+            out.flush()
+            os.fsync(out.fileno())
+        return temp
 
     def _make_folder(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -58,6 +58,13 @@ class S3ObjectStore:
         self._settings = settings
         self._bucket = settings.bucket
         self._backoff_s = backoff_s
+        if settings.access_key is None or settings.secret_key is None:
+            where = ("run `droidretriever up` (it generates the local store's keys)"
+                     if settings.managed else "")
+            raise StoreAccessError(
+                f"no S3 credentials for {self.endpoint}",
+                hint=where or "set DROIDRETRIEVER_S3__ACCESS_KEY and DROIDRETRIEVER_S3__SECRET_KEY",
+            )
         timeout = urllib3.Timeout(connect=min(2.0, settings.timeout_s), read=settings.timeout_s)
         self._client = Minio(
             settings.host_port,

@@ -1,42 +1,28 @@
 """Session fixtures that start real services (Redis, S3, Prefect) for the tests.
 
 Each service runs on a free loopback port with its data in a temporary
-folder, so tests never touch a developer's own stack.
+folder, so tests never touch a developer's own stack, and with generated
+secrets, as ``droidretriever up`` runs them: Redis has a password (in the URL the
+fixture yields), SeaweedFS generated keys, JWT signing and mutual TLS.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from deploy.local import SeaweedService
+from deploy.local import SeaweedService, ensure_stack_secrets
 from droidretriever.config import S3Settings, StackSettings, load_settings
-from droidretriever.testing import free_port, free_port_block, wait_for_port
+from droidretriever.testing import free_port, free_port_block, running_redis
 
 
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on a free port, for the whole session."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is not installed: run scripts/test.sh (it installs it)")
-    port = free_port()
-    data = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data),
-         "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    """A real redis-server on a free port with a password, for the whole session (URL holds it)."""
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -51,11 +37,11 @@ def s3_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServ
     Session-wide; a test may stop and restart it (the spool test does) but must
     leave it running.
     """
-    settings = load_settings(
+    settings = ensure_stack_secrets(load_settings(
         state_dir=tmp_path_factory.mktemp("s3-state"),
         s3=S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-test"),
         stack=StackSettings(weed_base_port=free_port_block(7)),
-    )
+    ))
     service = SeaweedService(settings)
     service.start()
     try:
@@ -67,5 +53,5 @@ def s3_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServ
 
 @pytest.fixture(scope="session")
 def s3_settings(s3_service: SeaweedService) -> S3Settings:
-    """S3Settings pointing at the session's real SeaweedFS server."""
+    """S3Settings pointing at the session's real SeaweedFS server (with its generated keys)."""
     return s3_service.settings.s3

@@ -5,6 +5,9 @@
 
 New services (device farm, API server, workers) implement :class:`Service`
 (usually by subclassing :class:`ProcessService`) and join the list.
+``ensure_stack_secrets`` generates what they need to refuse strangers
+(:mod:`deploy.local.credentials`); ``make_state_private`` keeps the state
+folder its owner's.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from deploy.local.builtin import (
     SeaweedService,
     SubscriptionsService,
 )
+from deploy.local.credentials import ensure_stack_secrets, make_state_private
 from deploy.local.processes import PidFile, ProcessRecord, is_port_free
 from deploy.local.service import (
+    AuthCheck,
     Health,
     PortClaim,
     ProcessCommand,
@@ -27,6 +32,7 @@ from deploy.local.service import (
 from deploy.local.stack import Stack, build_stack
 
 __all__ = [
+    "AuthCheck",
     "Health",
     "PidFile",
     "PortClaim",
@@ -41,5 +47,7 @@ __all__ = [
     "Stack",
     "SubscriptionsService",
     "build_stack",
+    "ensure_stack_secrets",
     "is_port_free",
+    "make_state_private",
 ]

@@ -2,7 +2,13 @@
 
 Each implements the seam of :mod:`deploy.local.service`.
 
-Everything binds 127.0.0.1 and keeps its data under ``settings.state_dir``.
+Everything binds 127.0.0.1 and keeps its data under ``settings.state_dir``, and
+nothing answers a client without credentials (:mod:`deploy.local.credentials`
+generates them): Redis has a password, S3 one identity, SeaweedFS's master,
+volume and filer ports want the stack's client certificate (mutual TLS) and
+signed requests (JWT), and the Prefect API basic auth. Secrets reach the
+services through 0600 files and the environment, never the command line
+(``ps`` shows it to every user).
 """
 
 from __future__ import annotations
@@ -14,14 +20,17 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import redis
 from pydantic import ValidationError
 
 from deploy.errors import ServiceStartError
-from deploy.local.service import Health, PortClaim, ProcessCommand, ProcessService
+from deploy.local.probes import is_http_refused, is_redis_refused, is_tls_refused
+from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
 from droidretriever.models import ServingStatus, utcnow
+from droidretriever.secrets import StackSecret
 from storage.errors import StorageError
 from storage.s3 import S3ObjectStore
 
@@ -45,6 +54,28 @@ def find_binary(name: str, *, install_hint: str) -> str:
     return found
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a 0600 file (a config holding a secret)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def _missing_secret(service: str) -> ServiceStartError:
+    return ServiceStartError(
+        f"{service} has no credentials to start with",
+        hint="start the stack with `droidretriever up` (it generates them), or set them "
+        "as docs/configuration.md says",
+    )
+
+
+def _auth(refused: bool | None, yes: str, no: str) -> AuthCheck:
+    if refused is None:
+        return AuthCheck(required=None, detail="no answer")
+    return AuthCheck(required=refused, detail=yes if refused else no)
+
+
 class RedisService(ProcessService):
     """Debian ``redis-server`` on loopback: broker, live state, event streams."""
 
@@ -53,12 +84,25 @@ class RedisService(ProcessService):
 
     @property
     def url(self) -> str:
-        return self.settings.redis.url
+        return self.settings.redis.masked_url  # shown in `status`: never the password
 
     @property
     def host(self) -> str:
         # unix:// URLs have no host: treat as external (nothing for us to bind).
         return self.settings.redis.host if self.url.startswith("redis") else "unix-socket"
+
+    @property
+    def config_path(self) -> Path:
+        return self.data_dir / "redis.conf"
+
+    def prepare(self) -> None:
+        """Write the password into a 0600 config file (on argv, `ps` would show it)."""
+        super().prepare()
+        password = urlsplit(self.settings.redis.url).password
+        if not password:
+            raise _missing_secret("Redis")
+        quoted = unquote(password).replace("\\", "\\\\").replace('"', '\\"')
+        _write_private(self.config_path, f'requirepass "{quoted}"\n')
 
     def ports(self) -> tuple[PortClaim, ...]:
         return (
@@ -72,7 +116,8 @@ class RedisService(ProcessService):
         binary = find_binary("redis-server", install_hint="apt-get install redis-server")
         return ProcessCommand(
             argv=(
-                binary, "--bind", self.host, "--port", str(self.settings.redis.port),
+                binary, str(self.config_path),
+                "--bind", self.host, "--port", str(self.settings.redis.port),
                 "--dir", str(self.data_dir), "--daemonize", "no", "--protected-mode", "yes",
                 # Append-only: queued sub-tasks and leases survive a restart.
                 "--appendonly", "yes", "--save", "",
@@ -80,14 +125,23 @@ class RedisService(ProcessService):
         )
 
     def check_health(self) -> Health:
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=1.0, socket_timeout=1.0)
+        client = redis.Redis.from_url(self.settings.redis.url, socket_connect_timeout=1.0,
+                                      socket_timeout=1.0)
         try:
             client.ping()
+        except redis.AuthenticationError:
+            return Health(healthy=False, detail="PING refused: wrong or missing password")
         except redis.RedisError as exc:
             return Health(healthy=False, detail=f"PING failed: {type(exc).__name__}")
         finally:
             client.close()
         return Health(healthy=True, detail="PONG")
+
+    def check_auth(self) -> AuthCheck:
+        if not self.settings.redis.url.startswith("redis"):
+            return AuthCheck(required=None, detail="unix socket")
+        refused = is_redis_refused(self.host, self.settings.redis.port)
+        return _auth(refused, "password", "OPEN: PING answered without a password")
 
 
 class SeaweedService(ProcessService):
@@ -132,12 +186,19 @@ class SeaweedService(ProcessService):
     def s3_config_path(self) -> Path:
         return self.data_dir / "s3-identities.json"
 
+    @property
+    def security_path(self) -> Path:
+        """SeaweedFS's ``security.toml``: it reads it from its working folder (our data folder)."""
+        return self.data_dir / "security.toml"
+
     def prepare(self) -> None:
-        """Write the S3 identity file (our access and secret key) readable only by us."""
+        """Write the S3 identity file and SeaweedFS's security settings, readable only by us."""
         super().prepare()
-        (self.data_dir / "data").mkdir(exist_ok=True)
-        self.log_dir.mkdir(exist_ok=True)
+        (self.data_dir / "data").mkdir(exist_ok=True, mode=0o700)
+        self.log_dir.mkdir(exist_ok=True, mode=0o700)
         s3 = self.settings.s3
+        if s3.access_key is None or s3.secret_key is None:
+            raise _missing_secret("the S3 store")
         identities = {
             "identities": [
                 {
@@ -149,9 +210,37 @@ class SeaweedService(ProcessService):
                 }
             ]
         }
-        fd = os.open(self.s3_config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(identities, out)
+        _write_private(self.s3_config_path, json.dumps(identities))
+        _write_private(self.security_path, self._security_toml())
+
+    def _security_toml(self) -> str:
+        """JWT signing for volume and filer, mutual TLS for every HTTP and gRPC port but S3's.
+
+        The master's HTTP API (``/col/delete`` drops a bucket's data) has no other
+        guard than TLS with client certificates, so every internal port requires
+        the stack's certificate; the S3 port stays plain HTTP with signed requests.
+        """
+        files = self.settings.secrets
+        values = {name: files.read(name) for name in StackSecret if name.startswith("weed-")}
+        if any(value is None for value in values.values()):
+            raise _missing_secret("SeaweedFS (its JWT keys and certificates)")
+        paths = {name: json.dumps(str(files.path(name))) for name in values}
+        cert, key = paths[StackSecret.WEED_CERT], paths[StackSecret.WEED_KEY]
+        ca = paths[StackSecret.WEED_CA_CERT]
+        server = f"cert = {cert}\nkey = {key}\n"
+        lines = [
+            "[access]\nui = false\n",
+            "[filer.expose_directory_metadata]\nenabled = false\n",
+            f"[jwt.signing]\nkey = {json.dumps(values[StackSecret.WEED_JWT_WRITE])}\n",
+            f"[jwt.signing.read]\nkey = {json.dumps(values[StackSecret.WEED_JWT_READ])}\n",
+            f"[jwt.filer_signing]\nkey = {json.dumps(values[StackSecret.WEED_FILER_JWT_WRITE])}\n",
+            f"[jwt.filer_signing.read]\nkey = {json.dumps(values[StackSecret.WEED_FILER_JWT_READ])}\n",
+            f"[grpc]\nca = {ca}\n",
+            *(f"[grpc.{part}]\n{server}" for part in ("master", "volume", "filer", "s3", "client")),
+            f"[https.client]\nenabled = true\n{server}ca = {ca}\n",
+            *(f"[https.{part}]\n{server}ca = {ca}\n" for part in ("master", "volume", "filer")),
+        ]
+        return "\n".join(lines)
 
     def command(self) -> ProcessCommand:
         binary = find_binary(
@@ -202,6 +291,23 @@ class SeaweedService(ProcessService):
         """Create the bucket now, so the first write of a run does not pay for it."""
         S3ObjectStore(self.settings.s3).ensure_bucket()
 
+    def check_auth(self) -> AuthCheck:
+        """The S3 API refuses unsigned requests; master, volume and filer want our certificate."""
+        s3 = is_http_refused("GET", f"{self.url}/")
+        if not self.managed:
+            return _auth(s3, "S3 keys", "OPEN: S3 lists buckets without keys")
+        internal = {name: is_tls_refused(self.host, port)
+                    for name, port in self.internal_ports().items()
+                    if name in ("master", "volume", "filer")}
+        opened = [name for name, refused in internal.items() if refused is False]
+        if s3 is False or opened:
+            what = ["S3 API"] if s3 is False else []
+            return AuthCheck(required=False, detail="OPEN: " + ", ".join(what + opened)
+                             + " answer without credentials")
+        if s3 is None or None in internal.values():
+            return AuthCheck(required=None, detail="no answer")
+        return AuthCheck(required=True, detail="S3 keys; internal ports: client certificate")
+
     def stop(self) -> bool:
         """Stop weed, then remove the gRPC socket it leaves in /tmp (no flag moves that one)."""
         stopped = super().stop()
@@ -238,9 +344,15 @@ class PrefectService(ProcessService):
         binary = find_binary("prefect", install_hint="pip install 'prefect<3.9.1'")
         port = str(self.settings.prefect.port)
         database = self.data_dir / "prefect.db"
+        auth = self.settings.prefect.auth_string
+        if auth is None:
+            raise _missing_secret("Prefect")
         return ProcessCommand(
             argv=(binary, "server", "start", "--host", self.host, "--port", port),
             env={
+                # The server's basic auth, and its own client's (its services call the API).
+                "PREFECT_SERVER_API_AUTH_STRING": auth.get_secret_value(),
+                "PREFECT_API_AUTH_STRING": auth.get_secret_value(),
                 "PREFECT_HOME": str(self.data_dir),
                 "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{database}",
                 "PREFECT_API_URL": self.url,
@@ -259,6 +371,10 @@ class PrefectService(ProcessService):
         if response.status_code != 200:
             return Health(healthy=False, detail=f"GET /health answered {response.status_code}")
         return Health(healthy=True, detail="GET /health ok")
+
+    def check_auth(self) -> AuthCheck:
+        refused = is_http_refused("POST", f"{self.url}/flow_runs/filter")
+        return _auth(refused, "basic auth", "OPEN: the API answers without credentials")
 
 
 

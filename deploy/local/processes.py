@@ -1,5 +1,9 @@
 """Background processes with pid files, and the check that a pid is still ours.
 
+Every process starts with umask 077 and writes its log to a 0600 file: what a
+service stores (databases, append-only files, logs holding what a run saw) is
+its owner's alone.
+
 A pid file alone cannot tell our process from an unrelated one that reused
 the pid after a reboot or a crash, so each record also keeps the process's
 start time (``/proc/<pid>/stat`` field 22, in clock ticks since boot). ``down``
@@ -88,17 +92,19 @@ def spawn_process(
     log_path: Path,
     cwd: Path,
 ) -> ProcessRecord:
-    """Start ``argv`` detached (own session, output to ``log_path``) and describe it."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    cwd.mkdir(parents=True, exist_ok=True)
+    """Start ``argv`` detached (own session, umask 077, output to ``log_path``) and describe it."""
+    log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        with log_path.open("ab") as log:
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)  # a log from an older stack may be 0644
+        with os.fdopen(fd, "ab") as log:
             log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {name}\n".encode())
             log.flush()
             # A new session: the service outlives this CLI and ignores its Ctrl-C.
             proc = subprocess.Popen(
                 list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=dict(env), cwd=cwd, start_new_session=True,
+                env=dict(env), cwd=cwd, start_new_session=True, umask=0o077,
             )
     except OSError as exc:
         raise ServiceStartError(
@@ -155,7 +161,7 @@ class PidFile:
 
     def write(self, record: ProcessRecord) -> None:
         """Write atomically (temp + rename), so a reader never sees half a record."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temp = self.path.with_suffix(".pid.tmp")
         temp.write_text(record.model_dump_json())
         temp.replace(self.path)

@@ -26,11 +26,12 @@ from deploy.local.processes import (
     spawn_process,
     stop_process,
 )
-from droidretriever.config import Settings
+from droidretriever.config import LOOPBACK_HOSTS, Settings
 from droidretriever.models import Frozen
 
 __all__ = [
     "LOOPBACK_HOSTS",
+    "AuthCheck",
     "Health",
     "PortClaim",
     "ProcessCommand",
@@ -38,8 +39,6 @@ __all__ = [
     "Service",
     "ServiceStatus",
 ]
-
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 # Lines that say why a server died: glog's fatal prefix (weed), Go panics, Python's
@@ -52,6 +51,13 @@ _FATAL_LINE = re.compile(
 
 class Health(Frozen):
     healthy: bool
+    detail: str = ""
+
+
+class AuthCheck(Frozen):
+    """Whether a client without credentials is refused (asked as such a client would)."""
+
+    required: bool | None  # None: nothing to ask (not running, or no port)
     detail: str = ""
 
 
@@ -77,6 +83,7 @@ class ServiceStatus(Frozen):
     pid: int | None = None
     running: bool = False
     health: Health
+    auth: AuthCheck = AuthCheck(required=None)
     log_path: Path | None = None
 
 
@@ -117,6 +124,10 @@ class Service(Protocol):
 
     def check_health(self) -> Health:
         """Whether it answers now, whoever started it."""
+        ...
+
+    def check_auth(self) -> AuthCheck:
+        """Whether it refuses a client that has no credentials."""
         ...
 
     def status(self) -> ServiceStatus:
@@ -163,12 +174,16 @@ class ProcessService(ABC):
     def check_health(self) -> Health: ...
 
     def prepare(self) -> None:
-        """Create the data folder; subclasses also write config files (call super)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Create the data folder (its owner's only); subclasses also write config files (call super)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     def after_healthy(self) -> None:
         """One-time setup once healthy, e.g. create a bucket (default: nothing)."""
         return None
+
+    def check_auth(self) -> AuthCheck:
+        """Whether a client without credentials is refused (default: no port to ask)."""
+        return AuthCheck(required=None, detail="no port")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -245,8 +260,10 @@ class ProcessService(ABC):
         running = record is not None and is_running(record)
         if running or not self.managed:
             health = self.check_health()
+            auth = self.check_auth()
         else:
             health = Health(healthy=False, detail="not started")
+            auth = AuthCheck(required=None)
         return ServiceStatus(
             name=self.name,
             url=self.url,
@@ -254,6 +271,7 @@ class ProcessService(ABC):
             pid=record.pid if running and record is not None else None,
             running=running,
             health=health,
+            auth=auth,
             log_path=self.log_path if self.managed else None,
         )
 

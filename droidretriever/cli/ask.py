@@ -1,19 +1,24 @@
 """``droidretriever ask "..."`` and ``droidretriever resume RUN``: the main job from a terminal.
 
-``ask`` makes sure the local stack and a farm are up (starting ``up`` and
-virtual phones when they are not), runs the ``retrieve`` flow in this process
-against the local Prefect server, shows the run's live events (sub-tasks,
-steps, captures, pauses) and prints the report with where to open it.
+``ask`` checks what was typed first (nothing starts on a typo), makes sure
+the local stack and a farm are up (starting ``up`` and virtual phones when
+they are not), runs the ``retrieve`` flow in this process against the local
+Prefect server, shows the run's live events (sub-tasks, steps, captures,
+pauses) and prints the report with where to open it. Text from outside (the
+question, screen text in events and the report) reaches the terminal without
+control characters.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console, Group
@@ -23,9 +28,21 @@ from rich.markup import escape
 from rich.table import Table
 
 from droidretriever.cli._app import app, state
+from droidretriever.cli.inputs import (
+    check_apps,
+    check_audio,
+    check_id,
+    check_question,
+    parse_mode,
+    validated,
+)
 from droidretriever.config import Settings, load_settings
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import PageMode, RunEvent, RunEventKind, new_id
+from droidretriever.errors import DroidRetrieverError, InputError, ServiceError
+from droidretriever.models import RunEvent, RunEventKind, new_id
+from droidretriever.text import strip_controls
+
+if TYPE_CHECKING:
+    from flows.models import RetrieveRequest, RunOutcome
 
 __all__ = ["ask", "resume"]
 
@@ -48,15 +65,29 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
     view away, so they go only to the Prefect UI (``--debug`` shows them here too).
     Our own warnings (a spooling store, a lost phone) still print.
     """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    import httpx
+    from prefect.exceptions import PrefectHTTPStatusError
+    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
 
     quiet = _WithoutPrefectLines()
     handlers = [] if state.debug else list(logging.getLogger().handlers)
     for handler in handlers:
         handler.addFilter(quiet)
+    auth = settings.prefect.auth_string
+    updates = {PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/"),
+               PREFECT_API_AUTH_STRING: auth.get_secret_value() if auth is not None else None}
     try:
-        with temporary_settings({PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/")}):
+        with temporary_settings(updates):
             yield
+    except (httpx.HTTPError, PrefectHTTPStatusError) as exc:
+        # The API is this CLI's boundary with Prefect: its faults are one line, not a traceback.
+        unauthorized = "401" in str(exc)
+        raise ServiceError(
+            f"the Prefect API at {settings.prefect.api_url} "
+            + ("refused our credentials" if unauthorized else f"failed ({type(exc).__name__})"),
+            hint="set DROIDRETRIEVER_PREFECT__AUTH_STRING to the server's USER:PASSWORD"
+            if unauthorized else "start it with `droidretriever up`, then try again",
+        ) from exc
     finally:
         for handler in handlers:
             handler.removeFilter(quiet)
@@ -73,16 +104,20 @@ def _check_models(settings: Settings, *, spoken: bool) -> None:
         check_roles(settings, roles)
 
 
-def _ensure_stack(settings: Settings) -> None:
-    from deploy.local import build_stack
+def _ensure_stack(settings: Settings) -> Settings:
+    """The settings to run with, once the services a run needs are healthy (started if not)."""
+    from deploy.local import build_stack, ensure_stack_secrets, make_state_private
 
     stack = build_stack(settings)
     # Healthy is enough, whoever started it (`up`, or services run by the person themselves);
     # the subscriptions service is not needed to answer a question.
     if all(s.check_health().healthy for s in stack.services if s.needed_by_runs):
-        return
+        return settings
+    settings = ensure_stack_secrets(settings)
+    make_state_private(settings.state_dir)
     with console.status("starting the local stack (`droidretriever up`)..."):
-        stack.up()
+        build_stack(settings).up()
+    return settings
 
 
 def _ensure_farm(settings: Settings) -> None:
@@ -111,6 +146,8 @@ class _Progress:
     fallbacks: dict[str, int] = field(default_factory=dict)  # role -> model failures the rules covered
 
     def apply(self, event: RunEvent) -> None:
+        # Event messages quote the question and screen text: data, never terminal commands.
+        event = event.model_copy(update={"message": escape(strip_controls(event.message))})
         sid = event.subtask_id or ""
         if event.kind is RunEventKind.PLAN_READY and event.plan is not None:
             self.plan = event.message
@@ -135,14 +172,14 @@ class _Progress:
         elif event.kind is RunEventKind.MODEL_FALLBACK:
             role = event.message.removeprefix("the ").split("'s model", 1)[0]
             self.fallbacks[role] = self.fallbacks.get(role, 0) + 1
-            self.notes.append(f"[yellow]model fallback:[/] {escape(event.message)}")
+            self.notes.append(f"[yellow]model fallback:[/] {event.message}")  # escaped above
 
     def render(self) -> Group:
         table = Table(title=f"run {self.run_id}: {self.plan}", title_justify="left")
         for column in ("sub-task", "status", "steps"):
             table.add_column(column)
         for sid, status in self.subtasks.items():
-            table.add_row(sid, status, str(self.steps.get(sid, 0)))
+            table.add_row(escape(strip_controls(sid)), status, str(self.steps.get(sid, 0)))
         fell = ", ".join(f"{role} {count}" for role, count in self.fallbacks.items())
         summary = f"captures saved: {self.captures}" + (
             f" · [yellow]model fallbacks to the rules: {fell}[/]" if fell else "")
@@ -184,64 +221,46 @@ def ask(
     mode: str = typer.Option("", "--mode", help="Force a page mode: focused, list_view, multi_page."),
     limit: int = typer.Option(3, "--limit", min=1, max=20, help="Browsing limit per app."),
     audio: Path | None = typer.Option(None, "--audio", exists=True, dir_okay=False,
-                                      help="Ask with a WAV recording instead of text."),
+                                      help="Ask with a recording (WAV) instead of text."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's outcome as JSON only."),
 ) -> None:
     """Answer a question from the apps on the farm's phones, with a cited report."""
     from flows.models import RetrieveRequest
     from flows.retrieve import retrieve
+    from storage import RunKeys
 
-    if not question.strip() and audio is None:
-        raise typer.BadParameter("ask a question, or give --audio FILE")
+    # Everything typed is checked before anything starts or is written.
+    check_question(question, required=audio is None)
+    run_id = new_id("run")
+    suffix = audio.suffix.lower() if audio is not None else ""
+    suffix = suffix if re.fullmatch(r"\.[a-z0-9]{1,5}", suffix) else ".wav"
+    audio_key = RunKeys(run_id).key("query" + suffix) if audio is not None else None
+    request = validated(lambda: RetrieveRequest(
+        text=question or None, audio_key=audio_key, run_id=run_id, apps=check_apps(apps),
+        mode=parse_mode(mode), browsing_limit=limit,
+    ), {"text": "the question", "apps": "--apps", "mode": "--mode", "browsing_limit": "--limit"})
     settings = load_settings()
     _check_models(settings, spoken=audio is not None)
-    _ensure_stack(settings)
+    recording = check_audio(audio, settings) if audio is not None else None
+    settings = _ensure_stack(settings)
     _ensure_farm(settings)
-    run_id = new_id("run")
-    audio_key = None
-    if audio is not None:
-        from storage import RunKeys, open_object_store
+    if recording is not None and audio_key is not None:
+        from storage import open_object_store
 
-        audio_key = RunKeys(run_id).key("query" + (audio.suffix or ".wav"))
-        open_object_store(settings).put_bytes(audio_key, audio.read_bytes(), "audio/wav")
-    request = RetrieveRequest(
-        text=question or None, audio_key=audio_key, run_id=run_id,
-        apps=tuple(a.strip() for a in apps.split(",") if a.strip()),
-        mode=PageMode.parse(mode) if mode else None, browsing_limit=limit,
-    )
-    progress = _Progress(run_id)
-    done = threading.Event()
-    with _local_prefect(settings):
-        if as_json:
-            outcome = retrieve(request)
-        else:
-            try:
-                with Live(progress.render(), console=console, refresh_per_second=4) as live:
-                    follower = threading.Thread(target=_follow_events,
-                                                args=(settings, progress, live, done), daemon=True)
-                    follower.start()
-                    try:
-                        outcome = retrieve(request)
-                    except DroidRetrieverError as exc:
-                        done.set()
-                        follower.join(timeout=3)
-                        # The error prints below as one line with its fix: not twice.
-                        progress.notes = [n for n in progress.notes if str(exc) not in n]
-                        live.update(progress.render())
-                        raise
-                    finally:
-                        done.set()
-                        follower.join(timeout=3)
-            finally:
-                if not console.is_terminal:
-                    console.line()  # Live ends its last frame with a newline only on a terminal
+        open_object_store(settings).put_bytes(audio_key, recording, "audio/wav")
+    try:
+        outcome = _run_retrieve(settings, request, run_id, retrieve, as_json=as_json)
+    except BaseException:
+        if audio_key is not None:
+            _forget_recording(settings, run_id, audio_key)
+        raise
     if as_json:
         console.print_json(outcome.model_dump_json())
         return
     from tasks.synthesis import render_report_terminal
 
     console.print()
-    console.print(Markdown(render_report_terminal(outcome.report)))
+    console.print(Markdown(strip_controls(render_report_terminal(outcome.report))))
     html = _save_html(settings, outcome.html_key, run_id)
     ui = settings.prefect.ui_url
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)
@@ -251,6 +270,48 @@ def ask(
     if unverified:
         console.print(f"[yellow]{unverified} citation(s) could not be verified[/] (marked in the "
                       "report)")
+
+
+def _run_retrieve(settings: Settings, request: RetrieveRequest, run_id: str,
+                  retrieve: Callable[[RetrieveRequest], RunOutcome], *, as_json: bool) -> RunOutcome:
+    """Run the flow here, with the live view unless ``--json``."""
+    progress = _Progress(run_id)
+    done = threading.Event()
+    with _local_prefect(settings):
+        if as_json:
+            return retrieve(request)
+        try:
+            with Live(progress.render(), console=console, refresh_per_second=4) as live:
+                follower = threading.Thread(target=_follow_events,
+                                            args=(settings, progress, live, done), daemon=True)
+                follower.start()
+                try:
+                    return retrieve(request)
+                except DroidRetrieverError as exc:
+                    done.set()
+                    follower.join(timeout=3)
+                    # The error prints below as one line with its fix: not twice.
+                    progress.notes = [n for n in progress.notes if str(exc) not in n]
+                    live.update(progress.render())
+                    raise
+                finally:
+                    done.set()
+                    follower.join(timeout=3)
+        finally:
+            if not console.is_terminal:
+                console.line()  # Live ends its last frame with a newline only on a terminal
+
+
+def _forget_recording(settings: Settings, run_id: str, audio_key: str) -> None:
+    """A run that failed before it had a manifest leaves no recording behind in the store."""
+    from storage import ManifestStore, StorageError, open_object_store
+
+    try:
+        store = open_object_store(settings)
+        if not ManifestStore(store).exists(run_id):
+            store.delete(audio_key)
+    except StorageError:
+        pass  # the store is down: the original error is what the person needs to see
 
 
 @app.command()
@@ -263,6 +324,9 @@ def resume(
     """Go on with a run that waits for you (after you logged in or confirmed on the phone)."""
     from flows.pauses import resume_run
 
+    check_id(run_id, "run", r"run-[A-Za-z0-9_-]{1,64}")
+    if len(note) > 2000:
+        raise InputError("--note is longer than 2,000 characters: write a shorter note")
     settings = load_settings()
     with _local_prefect(settings):
         resumed = resume_run(run_id, "skip" if skip else "continue", note, app_name or None,

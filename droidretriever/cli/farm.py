@@ -30,10 +30,12 @@ _STATE_STYLE = {
 
 @farm_app.command("up")
 def up(
-    sim: int = typer.Option(0, "--sim", help="Start N virtual phones and a worker for each."),
+    sim: int = typer.Option(0, "--sim", min=0, max=64,
+                            help="Start N virtual phones and a worker for each."),
     adb: bool = typer.Option(False, "--adb", help="A worker for every phone `adb devices` lists."),
     emulators: str = typer.Option("", "--emulators", help="Boot these AVDs headless: avd1,avd2."),
-    wait_s: float = typer.Option(90.0, "--wait", help="Seconds to wait for workers to register."),
+    wait_s: float = typer.Option(90.0, "--wait", min=1.0, max=3600.0,
+                                 help="Seconds to wait for workers to register."),
 ) -> None:
     """Start phones and one device-bound worker per phone (background processes)."""
     from deploy.farm import (
@@ -92,7 +94,7 @@ def _print_status(console: Console) -> None:
         statuses = DeviceRegistry.from_settings(settings).statuses()
     except redis.RedisError as exc:
         raise ServiceError(
-            f"cannot read the farm registry at {settings.redis.url}: {exc}",
+            f"cannot read the farm registry at {settings.redis.masked_url}: {exc}",
             hint="start the local stack with `droidretriever up` (or set DROIDRETRIEVER_REDIS__URL)",
         ) from exc
     table = Table(title="device farm")

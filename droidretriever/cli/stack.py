@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deploy.local import ServiceStatus, build_stack
+from deploy.local import ServiceStatus, build_stack, ensure_stack_secrets, make_state_private
 from droidretriever.cli._app import app
 from droidretriever.config import Settings, load_settings
 from storage import StorageError, open_object_store, read_spool_usage
@@ -36,13 +36,24 @@ def _print_table(rows: list[ServiceStatus], spool_line: str) -> None:
     table.add_column("URL", overflow="fold")
     table.add_column("pid", justify="right")
     table.add_column("health")
+    table.add_column("credentials", overflow="fold")
     table.add_column("detail", overflow="fold")
     for row in rows:
         pid = str(row.pid) if row.pid is not None else ("external" if not row.managed else "-")
         health = "[green]healthy[/]" if row.health.healthy else "[red]down[/]"
-        table.add_row(row.name, row.url, pid, health, row.health.detail)
+        table.add_row(row.name, row.url, pid, health, _credentials(row), row.health.detail)
     console.print(table)
     console.print(spool_line, highlight=False)
+
+
+def _credentials(row: ServiceStatus) -> str:
+    """Whether a client without credentials is refused: "required (...)", or OPEN in red."""
+    auth = row.auth
+    if auth.required is True:
+        return f"[green]required[/] ({auth.detail})"
+    if auth.required is False:
+        return f"[bold red]{auth.detail or 'OPEN'}[/]"
+    return f"[dim]{auth.detail or '-'}[/]"
 
 
 def _spool_line() -> str:
@@ -87,8 +98,14 @@ def up(
     ),
     no_farm: bool = typer.Option(False, "--no-farm", help="Start the services only, no device farm."),
 ) -> None:
-    """Start Redis, the S3 store and Prefect, then the virtual-phone farm (all idempotent)."""
-    settings = load_settings()
+    """Start Redis, the S3 store and Prefect, then the virtual-phone farm (all idempotent).
+
+    The first time, it generates the secrets every service requires (a Redis
+    password, S3 keys, SeaweedFS's keys and certificates, Prefect's API auth)
+    under the state folder's ``secrets/`` (see docs/operations.md).
+    """
+    settings = ensure_stack_secrets(load_settings())
+    make_state_private(settings.state_dir)
     stack = build_stack(settings)
     with console.status("starting the local stack (Prefect takes ~10 s)..."):
         rows = stack.up()

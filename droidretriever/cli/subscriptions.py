@@ -18,8 +18,18 @@ from rich.table import Table
 
 from droidretriever.cli._app import app
 from droidretriever.cli.ask import _local_prefect
+from droidretriever.cli.inputs import (
+    check_apps,
+    check_id,
+    check_question,
+    check_webhook,
+    parse_mode,
+    shown,
+    validated,
+)
 from droidretriever.config import load_settings
-from droidretriever.models import PageMode
+from droidretriever.errors import InputError
+from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
     from flows.subscriptions import ScheduleState, SubscriptionCheck, SubscriptionStore
@@ -44,12 +54,26 @@ _DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d)?\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+_SUBSCRIPTION_ID = r"sub-[a-z0-9]{6,32}"
+_EVERY_MAX_S = 366 * 86400
+
+
 def _parse_every(text: str) -> int:
     """``30s``, ``15m``, ``2h``, ``1d`` (or plain seconds) as seconds."""
-    match = _DURATION.match(text.lower())
+    match = _DURATION.match(text.lower()) if len(text) <= 20 else None
     if match is None:
-        raise typer.BadParameter(f"{text!r} is not a duration such as 30s, 15m, 2h or 1d")
-    return int(match.group(1)) * _UNIT_S[match.group(2) or "s"]
+        raise InputError(f"--every {shown(text)} is not a duration such as 30s, 15m, 2h or 1d")
+    seconds = int(match.group(1)) * _UNIT_S[match.group(2) or "s"]
+    if seconds > _EVERY_MAX_S:
+        raise InputError(f"--every {shown(text)} is longer than a year: use --cron for rare runs")
+    return seconds
+
+
+def _safe(text: str) -> str:
+    """Stored text (a question, a fact) for the terminal: no control characters, no markup."""
+    from rich.markup import escape
+
+    return escape(strip_controls(text))
 
 
 @app.command()
@@ -68,19 +92,29 @@ def subscribe(
     from flows.notifiers import NotifierSpec
     from flows.subscriptions import Subscription, schedule_subscription
 
+    # Everything typed is checked before a schedule or a record is written.
     if cron and every:
-        raise typer.BadParameter("give --cron or --every, not both")
-    notifier = NotifierSpec.model_validate({"kind": "webhook", "url": webhook} if webhook else {})
-    sub = Subscription.create(question, None if every else (cron or "0 8 * * *"),
-                              interval_s=_parse_every(every) if every else None, notifier=notifier,
-                              apps=tuple(a.strip() for a in apps.split(",") if a.strip()),
-                              mode=PageMode.parse(mode) if mode else None, browsing_limit=limit)
+        raise InputError("give --cron or --every, not both")
+    check_question(question)
+    interval_s = _parse_every(every) if every else None
+    notifier = validated(
+        lambda: NotifierSpec.model_validate({"kind": "webhook", "url": webhook} if webhook else {}),
+        {"url": "--webhook", "": "--webhook"})
+    sub = validated(
+        lambda: Subscription.create(question, None if every else (cron or "0 8 * * *"),
+                                    interval_s=interval_s, notifier=notifier,
+                                    apps=check_apps(apps), mode=parse_mode(mode),
+                                    browsing_limit=limit),
+        {"query": "the question", "cron": "--cron", "interval_s": "--every", "apps": "--apps",
+         "mode": "--mode", "browsing_limit": "--limit", "notifier": "--webhook"})
     settings = load_settings()
+    if webhook:
+        check_webhook(webhook, settings)
     with _local_prefect(settings):
         deployment_id = schedule_subscription(sub)
     _store().save(sub)
     console.print(
-        f"subscribed {sub.id}: “{question}” {sub.schedule}\n"
+        f"subscribed {sub.id}: “{_safe(question)}” {sub.schedule}\n"
         f"runs: {settings.prefect.ui_url}/deployments/deployment/{deployment_id}\n"
         f"reports: subscriptions/{sub.id}/ in bucket {settings.s3.bucket} "
         f"(`droidretriever subscriptions show {sub.id}`)", highlight=False)
@@ -97,8 +131,8 @@ def list_subscriptions() -> None:
     for column in ("id", "question", "schedule", "state", "notifier"):
         table.add_column(column)
     for sub in _store().list():
-        table.add_row(sub.id, sub.query, sub.schedule, "paused" if sub.paused else "active",
-                      sub.notifier.kind)
+        table.add_row(sub.id, _safe(sub.query), sub.schedule,
+                      "paused" if sub.paused else "active", sub.notifier.kind)
     console.print(table)
 
 
@@ -125,7 +159,8 @@ def _print_schedule(schedule: ScheduleState, checks: dict[str | None, Subscripti
     for run in schedule.recent:
         check = checks.get(run.flow_run_id)
         changes = "-" if check is None else (
-            check.summary.splitlines()[0] + (" (notified)" if check.notified else ""))
+            _safe(check.summary.splitlines()[0] if check.summary else "")
+            + (" (notified)" if check.notified else ""))
         table.add_row(_when(run.time), run.state, changes,
                       check.run_id if check else run.flow_run_id)
     console.print(table)
@@ -138,9 +173,10 @@ def show(subscription_id: str,
     """One subscription: its schedule, next run, latest runs with their changes, latest facts."""
     from flows.subscriptions import read_schedule_state
 
+    check_id(subscription_id, "subscription", _SUBSCRIPTION_ID)
     store = _store()
     sub = store.load(subscription_id)
-    console.print(f"{sub.id}: “{sub.query}” {sub.schedule}, "
+    console.print(f"{sub.id}: “{_safe(sub.query)}” {sub.schedule}, "
                   f"{'paused' if sub.paused else 'active'}, notifier {sub.notifier.kind}",
                   highlight=False)
     with _local_prefect(load_settings()):
@@ -156,13 +192,14 @@ def show(subscription_id: str,
     for column in ("app", "item", "attribute", "value"):
         table.add_column(column)
     for fact in facts.facts:
-        table.add_row(fact.app, fact.entity, fact.attribute.value, fact.text)
+        table.add_row(_safe(fact.app), _safe(fact.entity), fact.attribute.value, _safe(fact.text))
     console.print(table)
 
 
 def _set_paused(subscription_id: str, paused: bool) -> None:
     from flows.subscriptions import set_subscription_paused
 
+    check_id(subscription_id, "subscription", _SUBSCRIPTION_ID)
     store = _store()
     sub = store.load(subscription_id)
     with _local_prefect(load_settings()):
@@ -188,6 +225,7 @@ def delete(subscription_id: str) -> None:
     """Remove a subscription, its schedule and its kept reports."""
     from flows.subscriptions import delete_subscription
 
+    check_id(subscription_id, "subscription", _SUBSCRIPTION_ID)
     store = _store()
     store.load(subscription_id)
     with _local_prefect(load_settings()):

@@ -14,7 +14,11 @@ __all__ = ["Evaluation", "RiskCategory"]
 
 
 class RiskCategory(StrEnum):
-    """The seven risk criteria of DroidRetriever's evaluator prompt (Appendix B.3)."""
+    """The seven risk criteria of DroidRetriever's evaluator prompt (Appendix B.3), and sending.
+
+    ``sending`` (issue 13): sending, replying, posting, sharing, following, liking or
+    subscribing acts in the person's name; the agent never does it either.
+    """
 
     LOGIN = "login"
     PAYMENT = "payment"
@@ -23,6 +27,7 @@ class RiskCategory(StrEnum):
     DELETION = "deletion"
     CONSENT = "consent"
     SENSITIVE_APP = "sensitive_app"
+    SENDING = "sending"
 
 
 class Evaluation(Frozen):

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from droidretriever.testing.loopback import send_json, start_loopback, stop_loopback
 
@@ -54,6 +54,14 @@ class OpenAIStub:
             for reply in replies:
                 self._queue.append(ScriptedReply(content=reply) if isinstance(reply, str) else reply)
 
+    def answer(self, body: dict[str, Any]) -> ScriptedReply | None:
+        """The reply to one request: the next scripted one (None when none is left).
+
+        Doubles that answer by what they are sent (a hostile navigator) override this.
+        """
+        with self._lock:
+            return self._queue.popleft() if self._queue else None
+
     @property
     def base_url(self) -> str:
         if self._server is None:
@@ -66,7 +74,7 @@ class OpenAIStub:
         with self._lock:
             return len(self._queue)
 
-    def __enter__(self) -> OpenAIStub:
+    def __enter__(self) -> Self:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,7 +89,7 @@ class OpenAIStub:
                     return
                 with stub._lock:
                     stub.requests.append(body)
-                    reply = stub._queue.popleft() if stub._queue else None
+                reply = stub.answer(body)
                 if reply is None:
                     self._send(500, {"error": {"message": "OpenAIStub has no scripted reply left"}})
                     return

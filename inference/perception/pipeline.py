@@ -80,6 +80,16 @@ class Perceiver:
         self.ocr = ocr if ocr is not None else create_ocr_engine(self.settings)
         self.detector = detector if detector is not None else create_detector(self.settings)
 
+    def read_text_in(self, screenshot_png: bytes, box: Bounds) -> str:
+        """The text drawn inside ``box`` of a screenshot (OCR); "" when OCR is off or finds none.
+
+        The risk gate reads an element that has no label this way (an image that says "PAY").
+        """
+        if self.ocr is None or box.area <= 0 or not screenshot_png:
+            return ""
+        image = decode_screenshot(screenshot_png, where="the element the agent would press")
+        return " ".join(line.text for line in read_blind_regions(image, (box,), self.ocr))
+
     def perceive(self, observation: Observation, *, use_ocr: bool = True) -> Perception:
         """Perceive one screen; ``use_ocr=False`` skips OCR for this call only."""
         where = observation.where

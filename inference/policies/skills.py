@@ -22,8 +22,10 @@ In order of precedence on a screen:
 
 Search fields and icons are recognised in the languages the apps use
 (Search, 搜索, 검색, 検索, Buscar, Rechercher, Suche, Поиск). Nothing here taps
-a button whose label pays, logs in, deletes or agrees: those screens belong to
-the person, and the evaluator pauses on them before any policy runs.
+a button whose label pays, logs in, deletes, agrees or sends (the never-tap
+list of :mod:`inference.rules.never_tap`, plus a broader list of the skills'
+own): those screens belong to the person, the evaluator pauses on them before
+any policy runs, and the risk gate checks every action again before it runs.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
+from droidretriever.text import fold_for_matching
 from inference.policies.base import (
     Decision,
     PolicyContext,
@@ -56,6 +59,7 @@ from inference.rules import (
     count_text_lines,
     find_goal_concepts,
     find_list_items,
+    find_never_tap,
     heading_concepts,
     is_card,
     leading_entry,
@@ -79,7 +83,8 @@ _DISMISS_WORDS = re.compile(
     r"닫기|건너뛰기|취소|허용 안함|閉じる|スキップ|キャンセル|許可しない)$",
     re.IGNORECASE,
 )
-# Never tapped by a skill, whatever the goal says: the person does these.
+# Never tapped by a skill, whatever the goal says: the person does these. Broader than the
+# gate's never-tap list (word parts count: "Alipay"), matched on folded labels.
 _FORBIDDEN = re.compile(
     r"pay|checkout|place order|order now|buy|purchase|log ?in|sign ?in|sign up|register|delete|"
     r"agree|accept|allow|add to (?:cart|bag|basket)|start navigation|"
@@ -104,7 +109,7 @@ _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 
 def is_forbidden(label: str) -> bool:
     """Whether a skill must never tap ``label``: it pays, logs in, deletes, agrees or sends."""
-    return bool(_FORBIDDEN.search(label))
+    return bool(_FORBIDDEN.search(fold_for_matching(label))) or find_never_tap(label) is not None
 
 
 def is_forbidden_tap(element: UIElement, screen: Screen) -> bool:
@@ -285,7 +290,7 @@ class SkillsPolicy:
             label = element.label.strip()
             if not element.clickable or not label or element.editable or element.selected or element.id in tapped:
                 continue
-            if len(label) > 80 or _FORBIDDEN.search(label):
+            if len(label) > 80 or is_forbidden(label):
                 continue
             if any(_names(label, word, term=term) for word, term in words):
                 # After a search, a card naming the term is a result, even alone on the page

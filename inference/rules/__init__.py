@@ -4,6 +4,9 @@
     evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
     contradicts_mode     whether a kind of page can be a sub-task's target (checks a model's verdict)
     find_risk            the seven risk criteria on a Screen
+    find_risk            the seven risk criteria (and sending) on a Screen
+    check_action         the risk gate: an action any policy chose, just before it runs
+    find_never_tap       what the agent never presses: pay, log in, delete, agree, send, follow ...
     detect_page_type     results list / details / search input / ... from structure
     find_goal_concepts   goal -> UI concepts it names (multilingual lexicon.yaml), hubs, entities
     read_item_time       an item's lines -> when it arrived ("10:24", "昨天", "06-23"), to find the latest
@@ -20,7 +23,9 @@ from inference.rules.evaluator import (
     leading_entry,
     page_heading,
 )
+from inference.rules.gate import TextReader, check_action, element_at
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
+from inference.rules.never_tap import find_never_tap, find_never_tap_word, is_refusal
 from inference.rules.page_type import (
     count_text_lines,
     detect_page_type,
@@ -36,20 +41,26 @@ __all__ = [
     "GoalConcepts",
     "ItemTime",
     "RiskFinding",
+    "TextReader",
+    "check_action",
     "contradicts_mode",
     "count_text_lines",
     "decompose_by_rules",
     "detect_page_type",
+    "element_at",
     "evaluate_by_rules",
     "find_goal_concepts",
     "find_injection",
     "find_list_items",
     "find_mentioned_apps",
+    "find_never_tap",
+    "find_never_tap_word",
     "find_nothing_found",
     "find_risk",
     "find_truncated_items",
     "heading_concepts",
     "is_card",
+    "is_refusal",
     "leading_entry",
     "load_lexicon",
     "match_concept",

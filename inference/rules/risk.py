@@ -10,6 +10,12 @@ wherever they appear; a bare word such as ``Pay`` or ``支付`` flags it only as
 the whole label of something tappable (a pay button), because the words also
 appear in menus and adverts of ordinary pages.
 
+All text is folded before it is matched (:func:`droidretriever.text.fold_for_matching`:
+NFKC, zero-width and bidi characters removed, look-alike letters folded, case
+folded), so ``P\u200bay`` or ``Ｐａｙ`` is "pay". A screen pushing the agent
+towards anything on the never-tap list (:mod:`inference.rules.never_tap`:
+sending, posting, following, buying, ...) pauses too.
+
 Checkout is a step, not a screen kind: a product or store page carries a
 ``Checkout`` / ``去结算`` button (the target page of a price lookup), while the
 checkout screen itself shows the order's total or is titled "Checkout". So a
@@ -25,8 +31,10 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import RiskCategory, Screen, UIElement
+from droidretriever.text import fold_for_matching
+from inference.rules.never_tap import never_tap_patterns
 
-__all__ = ["RiskFinding", "find_injection", "find_risk"]
+__all__ = ["RiskFinding", "find_injection", "find_risk", "quote_label"]
 
 
 class RiskFinding(BaseModel):
@@ -135,16 +143,22 @@ _SENSITIVE_PACKAGE = re.compile(
 
 def find_injection(elements: Iterable[UIElement]) -> UIElement | None:
     """The first element whose text addresses the agent (a prompt-injection attempt)."""
-    return next((e for e in elements if _INJECTION.search(f"{e.text} {e.content_desc}")), None)
+    return next((e for e in elements if _INJECTION.search(_folded(e))), None)
+
+
+def _folded(element: UIElement) -> str:
+    return fold_for_matching(f"{element.text} {element.content_desc}")
 
 
 def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
     """The first risk on ``screen``, or None. Lookups the task itself asks for are allowed."""
     hostile = find_injection(screen.elements)
     if hostile is not None:
-        pushes = (*_STRONG, *_BUTTON_WORDS, (RiskCategory.PAYMENT, _CHECKOUT))
+        pushes = (*_STRONG, *_BUTTON_WORDS, (RiskCategory.PAYMENT, _CHECKOUT),
+                  *never_tap_patterns())
+        hostile_text = _folded(hostile)
         for category, pattern in pushes:
-            if _search_loose(pattern, hostile.label):
+            if _search_loose(pattern, hostile_text):
                 return RiskFinding(
                     category=category,
                     reason=f"the screen tries to instruct the agent ({_quote(hostile.label)}); "
@@ -163,7 +177,7 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
     has_form = bool(fields)
     is_form = len(fields) >= 2  # a search box alone is no form
     for element in screen.elements:
-        text = f"{element.text} {element.content_desc}".strip()
+        text = _folded(element)
         if not text:
             continue
         for category, pattern in _STRONG:
@@ -180,7 +194,7 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
     for element in screen.elements:
         if not (element.clickable or element.class_name.endswith("Button")):
             continue
-        label = element.label.strip()
+        label = fold_for_matching(element.label)
         for category, pattern in _BUTTON_WORDS:
             if label and pattern.search(label) and not _task_allows(category, lowered_task):
                 if category is RiskCategory.LOGIN and not has_form:
@@ -189,7 +203,8 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                     continue  # "Delete" / "Agree" buttons matter in a confirmation dialog
                 return RiskFinding(
                     category=category,
-                    reason=f"a {_quote(label)} button: a {category.value.replace('_', ' ')} screen",
+                    reason=f"a {_quote(element.label)} button: a "
+                    f"{category.value.replace('_', ' ')} screen",
                     element_id=element.id,
                 )
     checkout = _find_checkout(screen)
@@ -205,18 +220,19 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
 
 def _find_checkout(screen: Screen) -> RiskFinding | None:
     """The checkout screen: titled so, or a checkout button beside an order total."""
-    has_total = any(_ORDER_TOTAL.search(e.text) for e in screen.elements if e.text)
+    has_total = any(_ORDER_TOTAL.search(fold_for_matching(e.text)) for e in screen.elements if e.text)
     for element in screen.elements:
-        label = element.label.strip()
+        label = fold_for_matching(element.label)
         if not label or not _CHECKOUT.search(label):
             continue
         tappable = element.clickable or element.class_name.endswith("Button")
         if not tappable:
             return RiskFinding(category=RiskCategory.PAYMENT, element_id=element.id,
-                               reason=f"the page is titled {_quote(label)}: a payment screen")
+                               reason=f"the page is titled {_quote(element.label)}: a payment screen")
         if has_total:
             return RiskFinding(category=RiskCategory.PAYMENT, element_id=element.id,
-                               reason=f"a {_quote(label)} button beside the order total: a payment screen")
+                               reason=f"a {_quote(element.label)} button beside the order total: "
+                               "a payment screen")
     return None
 
 
@@ -247,6 +263,11 @@ def _search_loose(pattern: re.Pattern[str], text: str) -> bool:
         return True
     loose = pattern.pattern.replace("^", r"\b").replace("$", "")
     return re.search(loose, text, re.IGNORECASE) is not None
+
+
+def quote_label(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a reason a person reads: one line, clipped."""
+    return _quote(text, limit)
 
 
 def _quote(text: str, limit: int = 60) -> str:

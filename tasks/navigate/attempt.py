@@ -1,9 +1,14 @@
 """One try of the loop: a fresh app start, then steps until a target, a dead end or the budget.
 
 A step: observe -> perceive -> control channel -> evaluate (rules, then LLM3)
--> decide (policy chain) -> preview event -> confirm window -> act. The next
-step's observation verifies the last action: a submitted search that left
-the page as it was is marked not applied, so the policies type it again.
+-> decide (policy chain) -> risk gate -> preview event -> confirm window -> act.
+The risk gate (:func:`inference.rules.check_action`) is the one place every
+action passes, whichever policy chose it: one that would pay, log in, delete,
+agree, send, post or follow, or that the screen's own text asked for, is not
+carried out; the sub-task pauses for the person instead. Screen text that
+addresses the agent is reported once per screen as a LOG event (it is data).
+The next step's observation verifies the last action: a submitted search that
+left the page as it was is marked not applied, so the policies type it again.
 Every model request of a step (failed ones included) and every fallback to
 the rules is recorded on that step, also when the step ends the try.
 """
@@ -36,7 +41,8 @@ from inference.policies import (
     compact_history,
     describe_for_navigator,
 )
-from inference.rules import detect_page_type
+from inference.rules import check_action, detect_page_type, find_injection
+from inference.rules.risk import quote_label
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
@@ -66,6 +72,7 @@ class NavigationTry:
         self.seen: Counter[str] = Counter()  # screen fingerprints in this try
         self.pairs: Counter[tuple[str, str]] = Counter()  # (fingerprint, instruction): loops
         self._base: StepRecord | None = None  # the step being decided, until it is recorded
+        self.injections: set[str] = set()  # fingerprints whose hostile text was reported
 
     def execute(self) -> TryEnd:
         """Run the try's steps; how it ended (the exploration map, if any, is published)."""
@@ -136,6 +143,7 @@ class NavigationTry:
         self.run.intervened = False
         if evaluation.disagreement:
             self.run.publish(RunEventKind.LOG, f"step {step_no}: verdict not accepted: {evaluation.disagreement}")
+        self._report_injection(screen)
         if evaluation.risk:
             self.run.record(base.model_copy(update={"timings": StepTimings(
                 observe_ms=observe_ms, perceive_ms=perceive_ms,
@@ -166,6 +174,9 @@ class NavigationTry:
             fallback = self.run.meter.pending_fallback("navigator")
             failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""
             return TryEnd(None, f"no policy knew what to do on this {page_type.value} page{failed}")
+        refused = self._gate(decision, observation, screen, base, page_type)
+        if refused is not None:
+            return refused
         if isinstance(decision.action, Finish):
             done = self.targets.capture(observation, screen, self.taken, force=True,
                                         confirmed=self.targets.confirms(evaluation))
@@ -201,6 +212,37 @@ class NavigationTry:
         if outcome.problem:
             self.run.publish(RunEventKind.LOG, f"{preview.instruction}: {outcome.problem}")
         return None
+
+    def _gate(self, decision: Decision, observation: DeviceObservation, screen: Screen,
+              base: StepRecord, page_type: PageType) -> TryEnd | None:
+        """The risk gate: pause for the person instead of an action the agent must not take."""
+        perceiver = self.copilot.perceiver
+        finding = check_action(
+            decision.action, screen, goal=self.subtask.goal,
+            read_text=lambda element: perceiver.read_text_in(observation.screenshot_png,
+                                                             element.bounds),
+        )
+        if finding is None:
+            return None
+        refused = Evaluation(
+            complete=False, risk=True, risk_category=finding.category, page_type=page_type,
+            reason=f"not done: {finding.reason} (chosen by {decision.policy})", evaluator="gate",
+        )
+        self.run.record(base.model_copy(update={
+            "evaluation": refused, "policy": decision.policy,
+            "exposed_elements": decision.exposed_elements,
+        }))
+        self.run.publish(RunEventKind.NEEDS_USER, refused.reason)
+        return TryEnd(SubTaskStatus.NEEDS_USER, refused.reason, risk=refused)
+
+    def _report_injection(self, screen: Screen) -> None:
+        """Screen text that addresses the agent goes into the trace once per screen, as data."""
+        hostile = find_injection(screen.elements)
+        if hostile is None or screen.fingerprint in self.injections:
+            return
+        self.injections.add(screen.fingerprint)
+        self.run.publish(RunEventKind.LOG, "the screen addresses the agent "
+                         f"({quote_label(hostile.label, 120)}): treated as data, not followed")
 
     def _verify_last_action(self, screen: Screen, page_type: PageType) -> None:
         """Mark a submitted search that left the page as it was as not applied."""

@@ -12,7 +12,10 @@ resolve. Each citation is a link to ``#hl-<i>``: a rectangle positioned in
 percent of its capture, so it stays on the text at any zoom. CSS ``:target``
 shows it and the browser scrolls it into view, so this works without
 JavaScript; the script only centres it and makes it blink. The Markdown is
-untrusted (a model wrote it): raw HTML in it is escaped, not rendered.
+untrusted (a model wrote it): raw HTML in it is escaped, not rendered. Control,
+bidi and zero-width characters (from the question or a screen) are written
+visibly (``\x1b``) in both files, so a report never drives a terminal that
+``cat``s it nor reads differently from what it stores.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from markdown_it import MarkdownIt
 
 from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus
+from droidretriever.text import escape_controls
 from tasks.synthesis.citations import CitationMark, replace_citations
 
 __all__ = ["footer_lines", "render_report_html", "render_report_markdown", "render_report_terminal"]
@@ -177,7 +181,7 @@ def render_report_html(report: Report, captures: Sequence[Capture],
     title = html.escape(report.query.text)
     footer = "\n".join(footer_lines(report))
     models = f'<footer class="models"><h3>Models</h3>{renderer.render(footer)}</footer>' if footer else ""
-    return (
+    return escape_controls(
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{title}</title><style>{_CSS}</style></head><body>"
@@ -201,7 +205,7 @@ def render_report_markdown(report: Report) -> str:
     footer = footer_lines(report)
     if footer:
         lines += ["", "## Models", "", *footer]
-    return "\n".join(lines).rstrip() + "\n"
+    return escape_controls("\n".join(lines).rstrip() + "\n")
 
 
 def footer_lines(report: Report) -> list[str]:

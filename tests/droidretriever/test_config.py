@@ -8,6 +8,7 @@ import pytest
 
 from droidretriever.config import load_settings
 from droidretriever.errors import ConfigError
+from droidretriever.secrets import SecretFiles, StackSecret
 
 
 @pytest.fixture(autouse=True)
@@ -63,3 +64,35 @@ def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     settings = load_settings()
     assert settings.budgets.steps_per_subtask == 12
     assert settings.stack.weed_base_port == 20000
+
+
+def test_generated_secrets_fill_only_what_is_unset_and_only_for_the_local_stack(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    files = SecretFiles(tmp_path)
+    files.write(StackSecret.REDIS_PASSWORD, "pw-generated")
+    files.write(StackSecret.S3_ACCESS_KEY, "ak-generated")
+    files.write(StackSecret.S3_SECRET_KEY, "sk-generated")
+    files.write(StackSecret.PREFECT_AUTH, "droidretriever:generated")
+    local = load_settings(state_dir=tmp_path)
+    assert local.redis.url == "redis://:pw-generated@127.0.0.1:6390/0"
+    assert local.redis.masked_url == "redis://:***@127.0.0.1:6390/0"
+    assert local.s3.access_key == "ak-generated"
+    assert local.s3.secret_key is not None and local.s3.secret_key.get_secret_value() == "sk-generated"
+    assert local.prefect.auth_string is not None
+    assert local.prefect.client_env()["PREFECT_API_AUTH_STRING"] == "droidretriever:generated"
+
+    # What the environment sets wins; an external service never gets the local stack's secrets.
+    monkeypatch.setenv("DROIDRETRIEVER_REDIS__URL", "redis://:mine@127.0.0.1:6390/0")
+    monkeypatch.setenv("DROIDRETRIEVER_S3__ENDPOINT", "https://minio.internal:9000")
+    monkeypatch.setenv("DROIDRETRIEVER_PREFECT__AUTH_STRING", "ops:theirs")
+    chosen = load_settings(state_dir=tmp_path)
+    assert chosen.redis.url == "redis://:mine@127.0.0.1:6390/0"
+    assert chosen.s3.access_key is None and chosen.s3.secret_key is None
+    assert chosen.prefect.auth_string is not None
+    assert chosen.prefect.auth_string.get_secret_value() == "ops:theirs"
+
+
+def test_before_the_first_up_there_are_no_keys_and_no_defaults(tmp_path: Path) -> None:
+    settings = load_settings(state_dir=tmp_path)
+    assert settings.s3.access_key is None and settings.s3.secret_key is None
+    assert not settings.redis.has_password and settings.prefect.auth_string is None

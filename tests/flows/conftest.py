@@ -13,11 +13,17 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from prefect.settings import (
+    PREFECT_API_AUTH_STRING,
+    PREFECT_SERVER_API_AUTH_STRING,
+    temporary_settings,
+)
 from prefect.testing.utilities import prefect_test_harness
 
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
+from droidretriever.secrets import generate_secret
 from storage import open_redis
 from tests.support.farm import FarmProcesses, farm_env, wait_for_idle
 
@@ -41,31 +47,40 @@ class FlowFarm:
         wait_for_idle(self.registry, [serial], self.procs, timeout_s=90)
 
 
-def _env(redis_url: str, s3: S3Settings, state_dir: Path) -> dict[str, str]:
+def _env(redis_url: str, s3: S3Settings, state_dir: Path, prefect_auth: str) -> dict[str, str]:
+    if s3.access_key is None or s3.secret_key is None:
+        raise RuntimeError("the session's S3 settings have no keys")
     return {
         **farm_env(redis_url, state_dir),
         "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
         "DROIDRETRIEVER_S3__BUCKET": s3.bucket,
+        "DROIDRETRIEVER_S3__ACCESS_KEY": s3.access_key,
+        "DROIDRETRIEVER_S3__SECRET_KEY": s3.secret_key.get_secret_value(),
+        "DROIDRETRIEVER_PREFECT__AUTH_STRING": prefect_auth,
+        "PREFECT_API_AUTH_STRING": prefect_auth,  # for processes that talk to Prefect directly
         "DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S": "60",
     }
 
 
 @pytest.fixture(scope="package")
-def prefect_harness() -> Iterator[None]:
-    """A temporary Prefect server (SQLite) for the flow tests; flows run in this process."""
-    with prefect_test_harness(server_startup_timeout=90):
-        yield
+def prefect_harness() -> Iterator[str]:
+    """A temporary Prefect server (SQLite) behind basic auth, as the stack's; flows run in this
+    process. Yields the auth string (``user:password``)."""
+    auth = f"droidretriever:{generate_secret()}"
+    with temporary_settings({PREFECT_SERVER_API_AUTH_STRING: auth, PREFECT_API_AUTH_STRING: auth}), \
+            prefect_test_harness(server_startup_timeout=90):
+        yield auth
 
 
 # Package scope: the farm's workers consume the session's Redis, so they must be gone before
 # other packages' tests (tests/tasks/worker) start their own workers on it.
 @pytest.fixture(scope="package")
-def flow_farm(redis_url: str, s3_settings: S3Settings, prefect_harness: None,
+def flow_farm(redis_url: str, s3_settings: S3Settings, prefect_harness: str,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlowFarm]:
     """Three virtual phones (every app), a worker each, the monitor; env set for the flows."""
     open_redis(RedisSettings(url=redis_url)).flushdb()
     state_dir = tmp_path_factory.mktemp("flow-state")
-    env = _env(redis_url, s3_settings, state_dir)
+    env = _env(redis_url, s3_settings, state_dir, prefect_harness)
     patch = pytest.MonkeyPatch()
     for key, value in env.items():
         patch.setenv(key, value)

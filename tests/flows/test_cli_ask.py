@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 from prefect.settings import PREFECT_API_URL
 
+from storage import open_object_store
 from tests.flows.conftest import FlowFarm
 
 CLI = str(Path(sys.executable).parent / "droidretriever")
@@ -46,3 +49,41 @@ def test_a_question_no_app_fits_is_one_line_and_its_fix(flow_farm: FlowFarm) -> 
     assert lines[1].startswith("fix: name the app in the question")
     assert "Traceback" not in done.stdout + done.stderr
     assert "NoAppsError" not in done.stdout  # not repeated in the live view
+
+
+def test_control_characters_in_a_question_never_reach_the_terminal_and_are_escaped_in_reports(
+        flow_farm: FlowFarm) -> None:
+    question = "Which permissions does Meituan have?\x1b[2J\x1b]0;owned\x07\u202e"
+    done = _ask(flow_farm, question, "--json")
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    shown = _ask(flow_farm, question)
+    assert shown.returncode == 0, shown.stderr
+    for text in (shown.stdout, shown.stderr):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    store = open_object_store(flow_farm.settings)
+    for key in (outcome["markdown_key"], outcome["html_key"]):
+        stored = store.get_bytes(key).decode()
+        assert "\x1b" not in stored and "\x07" not in stored and "\u202e" not in stored, key
+    html = store.get_bytes(outcome["html_key"]).decode()
+    assert "\\x1b[2J" in html and "\\u202e" in html  # shown for what it is, not obeyed
+
+
+def test_a_recording_that_fails_before_the_run_starts_leaves_nothing_in_the_store(
+        flow_farm: FlowFarm, tmp_path: Path) -> None:
+    # A WAV container whose samples are MPEG audio: it looks like a recording, so it is
+    # uploaded, and the offline transcriber cannot read it: the run fails before its manifest.
+    fmt = struct.pack("<HHIIHH", 0x0055, 1, 16_000, 2_000, 1, 0)
+    data = b"\xff\xfb" * 1000
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack(
+        "<I", len(data)) + data
+    recording = tmp_path / "question.wav"
+    recording.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+    store = open_object_store(flow_farm.settings)
+    before = {o.key for o in store.list_objects("runs/")}
+    done = _ask(flow_farm, "--audio", str(recording))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("error: "), done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    added = {o.key for o in store.list_objects("runs/")} - before
+    assert not [key for key in added if "query" in key], added

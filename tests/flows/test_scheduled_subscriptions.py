@@ -17,7 +17,7 @@ import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
-from deploy.local import PrefectService, SubscriptionsService
+from deploy.local import PrefectService, SubscriptionsService, ensure_stack_secrets
 from droidretriever.cli import app
 from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port
@@ -37,7 +37,7 @@ def stack_settings(flow_farm: FlowFarm, tmp_path: Path,
     """The stack's own Prefect server and subscriptions service, beside the test farm."""
     monkeypatch.setenv("DROIDRETRIEVER_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DROIDRETRIEVER_PREFECT__API_URL", f"http://127.0.0.1:{free_port()}/api")
-    settings = load_settings()
+    settings = ensure_stack_secrets(load_settings())
     services = [PrefectService(settings), SubscriptionsService(settings)]
     try:
         for service in services:

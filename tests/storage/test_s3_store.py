@@ -87,7 +87,8 @@ def test_wrong_secret_is_an_access_error(s3_settings: S3Settings) -> None:
 
 
 def test_unreachable_store_fails_fast_after_bounded_retries() -> None:
-    dead = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", retries=2)
+    dead = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", retries=2,
+                      access_key="some-key", secret_key=SecretStr("some-secret"))
     store = S3ObjectStore(dead, backoff_s=0.05)
     started = time.monotonic()
     with pytest.raises(StoreUnavailableError) as info:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy.errors import ServiceStartError
-from deploy.local import PidFile, ProcessRecord, RedisService
+from deploy.local import PidFile, ProcessRecord, RedisService, ensure_stack_secrets
 from deploy.local.processes import is_running, read_start_ticks
 from droidretriever.config import RedisSettings, load_settings
 from droidretriever.testing import free_port, free_port_block
@@ -141,7 +141,8 @@ def test_a_server_that_dies_on_start_is_reported_with_the_line_that_says_why(
     tmp_path: Path,
 ) -> None:
     port = free_port()
-    settings = load_settings(state_dir=tmp_path, redis=RedisSettings(url=f"redis://127.0.0.1:{port}/0"))
+    settings = ensure_stack_secrets(
+        load_settings(state_dir=tmp_path, redis=RedisSettings(url=f"redis://127.0.0.1:{port}/0")))
     service = RedisService(settings)
     with socket.socket() as squatter:
         # Taken after any port check and before the server binds: the race `up` cannot rule out.

@@ -110,7 +110,7 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
         outcome = evaluate(subtask(PageMode.LIST_VIEW), results_screen(), description="e1 Big Mac ¥24.5",
                            client=client, previous_actions=["Enter [Big Mac] in [search]"])
-    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/3"
+    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/4"
     assert outcome.value.complete and outcome.value.evaluator == "llm:eval"
     assert not outcome.value.disagreement
     assert outcome.usage.calls == 2 and outcome.usage.failed == 1  # the risk-without-category answer

@@ -102,8 +102,10 @@ def test_adversarial_input_is_linear(text: str) -> None:
     parse_citations(text)
     elapsed = time.perf_counter() - started
     # Quadratic behaviour on these inputs takes minutes (10^5 x the baseline); linear stays
-    # within a small factor of parsing ordinary text of the same length, even on a busy machine.
-    assert elapsed < 20 * baseline + 1.0, (elapsed, baseline)
+    # within a small factor of parsing ordinary text of the same length. The bound is loose
+    # on purpose: on a shared 2-core machine one slice of CPU starvation costs seconds, and
+    # this checks the complexity class, not a speed (speed is bench/synthesis.py's).
+    assert elapsed < 1000 * baseline + 5.0, (elapsed, baseline)
 
 
 def test_many_valid_citations_parse_fast() -> None:

@@ -1,0 +1,127 @@
+"""The local stack's secrets: generated on the first ``up``, kept private, handed to each service.
+
+    ensure_stack_secrets(settings) -> settings with every generated secret filled in
+        redis-password              Redis ``requirepass`` (in a 0600 config file, never on argv)
+        s3-access-key/-secret-key   the S3 API's only identity (never a built-in default)
+        prefect-auth                the Prefect API's basic auth (server and clients)
+        weed-jwt-* (4)              SeaweedFS: volume and filer refuse unsigned reads and writes
+        weed-ca-cert, -cert, -key   SeaweedFS: master, volume and filer (HTTP and gRPC) accept
+                                    only clients holding this certificate (mutual TLS)
+    make_state_private(state_dir)   0700 folders, 0600 logs and databases (older stacks were 755/644)
+
+Only services the stack runs itself (loopback URLs) get generated secrets;
+a secret set in the environment or the TOML file wins (see
+:func:`droidretriever.config.fill_generated_secrets`). Secrets live in
+``<state_dir>/secrets`` (:class:`droidretriever.secrets.SecretFiles`); rotating
+one is deleting its file and running ``droidretriever down && droidretriever up``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import stat
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from droidretriever.config import Settings, fill_generated_secrets
+from droidretriever.secrets import SecretFiles, StackSecret, generate_secret
+
+__all__ = ["PREFECT_USER", "ensure_stack_secrets", "make_state_private"]
+
+PREFECT_USER = "droidretriever"  # the user name of the Prefect API's basic auth
+_CERT_DAYS = 3650  # the stack's own CA and certificate: replaced by deleting them (rotation)
+_WEED_JWT = (StackSecret.WEED_JWT_WRITE, StackSecret.WEED_JWT_READ,
+             StackSecret.WEED_FILER_JWT_WRITE, StackSecret.WEED_FILER_JWT_READ)
+_WEED_TLS = (StackSecret.WEED_CA_CERT, StackSecret.WEED_CERT, StackSecret.WEED_KEY)
+# Files the services write that may hold what a run saw: never readable by other users.
+_PRIVATE_FILES = ("logs/*.log", "farm/*.log", "prefect/*.db", "prefect/*.db-*", "s3/*.json",
+                  "s3/*.toml", "redis/*.conf", "redis/*.aof", "redis/appendonlydir/*")
+# The folders the stack writes (only these: a state folder may be shared with other things).
+_PRIVATE_FOLDERS = ("run", "logs", "redis", "s3", "prefect", "subscriptions", "farm", "spool",
+                    "secrets", "reports")
+
+
+def ensure_stack_secrets(settings: Settings) -> Settings:
+    """Generate the secrets the stack's own services still lack; ``settings`` with them filled in."""
+    files = settings.secrets
+    if settings.redis.managed and not settings.redis.has_password:
+        files.ensure(StackSecret.REDIS_PASSWORD)
+    if settings.s3.managed:
+        if settings.s3.access_key is None:
+            files.ensure(StackSecret.S3_ACCESS_KEY, 15)
+        if settings.s3.secret_key is None:
+            files.ensure(StackSecret.S3_SECRET_KEY)
+        for name in _WEED_JWT:
+            files.ensure(name)
+        _ensure_weed_tls(files)
+    if settings.prefect.managed and settings.prefect.auth_string is None:
+        files.ensure(StackSecret.PREFECT_AUTH, value=f"{PREFECT_USER}:{generate_secret()}")
+    return fill_generated_secrets(settings)
+
+
+def make_state_private(state_dir: Path) -> None:
+    """Narrow the state folder to its owner: 0700 for it, 0600 for logs, databases, configs."""
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _narrow(state_dir, 0o700)
+    for pattern in _PRIVATE_FILES:
+        for path in state_dir.glob(pattern):
+            if path.is_file():
+                _narrow(path, 0o600)
+    for folder in (state_dir / name for name in _PRIVATE_FOLDERS):
+        if folder.is_dir() and not folder.is_symlink():
+            _narrow(folder, 0o700)
+
+
+def _narrow(path: Path, mode: int) -> None:
+    if stat.S_IMODE(path.stat().st_mode) & ~mode:
+        path.chmod(mode)
+
+
+def _ensure_weed_tls(files: SecretFiles) -> None:
+    """A CA and one certificate for every SeaweedFS part (server and client alike).
+
+    The CA's private key is thrown away once it has signed: nobody, this
+    program included, can issue another certificate SeaweedFS would accept.
+    All three are generated together, so a half-written set is made anew.
+    """
+    if all(files.read(name) is not None for name in _WEED_TLS):
+        return
+    now = datetime.datetime.now(datetime.UTC)
+    valid = (now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=_CERT_DAYS))
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "droidretriever local stack CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0]).not_valid_after(valid[1])
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(
+            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+            key_encipherment=False, data_encipherment=False, key_agreement=False,
+            encipher_only=False, decipher_only=False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "seaweedfs")]))
+        .issuer_name(ca_name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0]).not_valid_after(valid[1])
+        .add_extension(x509.SubjectAlternativeName([
+            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+            x509.IPAddress(ipaddress.ip_address("::1"))]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage(
+            [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    files.write(StackSecret.WEED_KEY, key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode().strip())
+    files.write(StackSecret.WEED_CERT, cert.public_bytes(pem).decode().strip())
+    files.write(StackSecret.WEED_CA_CERT, ca.public_bytes(pem).decode().strip())

@@ -1,0 +1,71 @@
+"""Ask a service as a client without credentials would: is it refused?
+
+``droidretriever status`` shows the answers (its ``credentials`` column), so a
+person sees that no service of the stack is open; the same questions a
+stranger on this machine could ask.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+import httpx
+import redis
+
+__all__ = ["is_http_refused", "is_redis_refused", "is_tls_refused"]
+
+_TIMEOUT_S = 2.0
+
+
+def is_redis_refused(host: str, port: int) -> bool | None:
+    """Whether Redis refuses a PING without a password; None when it does not answer at all."""
+    client = redis.Redis(host=host, port=port, socket_connect_timeout=_TIMEOUT_S,
+                         socket_timeout=_TIMEOUT_S)
+    try:
+        client.ping()
+    except redis.AuthenticationError:
+        return True
+    except redis.ResponseError as exc:  # NOAUTH on older servers
+        return "NOAUTH" in str(exc)
+    except redis.RedisError:
+        return None
+    finally:
+        client.close()
+    return False
+
+
+def is_http_refused(method: str, url: str) -> bool | None:
+    """Whether ``method url`` without credentials answers 401/403; None when nothing answers."""
+    try:
+        response = httpx.request(method, url, timeout=_TIMEOUT_S, json={} if method == "POST" else None)
+    except httpx.HTTPError:
+        return None
+    return response.status_code in (401, 403)
+
+
+def is_tls_refused(host: str, port: int) -> bool | None:
+    """Whether a port refuses clients without a client certificate (plain HTTP and TLS alike).
+
+    A plain request must not be served, and a TLS client that presents no
+    certificate must not get an answer. None when nothing listens.
+    """
+    try:
+        with socket.create_connection((host, port), timeout=_TIMEOUT_S) as sock:
+            sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            plain = sock.recv(64)
+    except OSError:
+        return None
+    if plain.startswith(b"HTTP/") and b" 200 " in plain[:16]:
+        return False
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # we test the server's demand, not its certificate
+    try:
+        with socket.create_connection((host, port), timeout=_TIMEOUT_S) as sock, \
+                context.wrap_socket(sock) as tls:
+            tls.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            answer = tls.recv(64)
+    except (ssl.SSLError, OSError):
+        return True
+    return not answer

@@ -1,0 +1,120 @@
+"""What the agent never does in a person's name, as words in every language the lexicon knows.
+
+Paying, buying and confirming an order; logging in or signing up; deleting;
+agreeing, allowing, authorising and confirming; sending, replying, posting,
+sharing, following, liking and subscribing. A button labelled so is the
+person's to press: :func:`find_never_tap` names the category, and the risk gate
+(:mod:`inference.rules.gate`) pauses the run instead of pressing it, whichever
+policy chose it.
+
+Labels are folded first (:func:`droidretriever.text.fold_for_matching`): a
+zero-width space (``P\\u200bay``), full-width letters (``Ｐａｙ``) or Cyrillic
+look-alikes (``Рау``) do not hide a word. Words are general (what any app's
+button says), never one app's labels. A refusal (``Cancel``, ``Don't allow``,
+``不允许``) is always safe: it is how a risky dialog is closed; so is a short entry naming a
+place to look (``Payment settings``, ``充值记录``, ``주문 내역``): it opens a page, it pays nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from droidretriever.models import RiskCategory
+from droidretriever.text import fold_for_matching
+
+__all__ = ["find_never_tap", "find_never_tap_word", "is_refusal", "never_tap_patterns"]
+
+
+def _words(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(patterns))
+
+
+# Matched on folded (lower-case) labels. Latin words at word boundaries; CJK anywhere in
+# a short label (a button), since those scripts do not separate words.
+_NEVER: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
+    (RiskCategory.PAYMENT, _words(
+        r"\bpay\b", r"\bpayment\b", r"\bcheck ?out\b", r"\bplace (?:your )?order\b",
+        r"\border now\b", r"\bbuy\b", r"\bpurchase\b", r"\bconfirm (?:order|payment|purchase)\b",
+        r"\btop[- ]?up\b", r"\brecharge\b", r"\badd to (?:cart|bag|basket)\b", r"\btip\b",
+        "支付", "付款", "结算", "结账", "下单", "提交订单", "购买", "确认订单", "充值", "加入购物车",
+        "打赏", "결제", "주문", "구매", "구입", "충전", "장바구니 담기",
+        "支払", "お支払い", "注文", "購入", "チャージ", "カートに入れる",
+    )),
+    (RiskCategory.LOGIN, _words(
+        r"\blog ?in\b", r"\bsign ?in\b", r"\bsign ?up\b", r"\bregister\b",
+        "登录", "登入", "注册", "로그인", "회원가입", "ログイン", "新規登録",
+    )),
+    (RiskCategory.DELETION, _words(
+        r"\bdelete\b", r"\bremove\b", r"\berase\b", r"\bclear all\b", r"\buninstall\b",
+        "删除", "清空", "移除", "注销", "삭제", "탈퇴", "削除", "退会",
+    )),
+    (RiskCategory.SENDING, _words(
+        r"\bsend\b", r"\breply\b", r"\bforward\b", r"\bpublish\b", r"\bpost\b", r"\bshare\b",
+        r"\b(?:un)?follow\b", r"\blike\b", r"\b(?:un)?subscribe\b", r"\bsubmit\b", r"\binvite\b",
+        r"\bcall\b", r"\bwrite an? (?:answer|review|comment)\b", r"\bretweet\b", r"\brepost\b",
+        "发送", "回复", "转发", "发布", "发表", "分享", "关注", "点赞", "订阅", "写回答", "写评论",
+        "投币", "拨打", "提交",
+        "보내기", "전송", "답장", "공유", "팔로우", "좋아요", "구독", "게시",
+        "送信", "返信", "共有", "フォロー", "いいね", "投稿", "購読",
+    )),
+    (RiskCategory.CONSENT, _words(
+        r"\bagree\b", r"\baccept\b", r"\ballow\b", r"\bauthori[sz]e\b", r"\bconfirm\b",
+        r"\bgrant\b", r"\bcontinue with\b",
+        "同意", "允许", "授权", "确认", "동의", "허용", "확인", "許可", "確認",
+    )),
+)
+
+# A refusal closes a risky dialog: never risky, whatever else matched ("Don't allow").
+_REFUSAL = re.compile(
+    r"^(?:close|skip|cancel|not now|no,? thanks|later|maybe later|dismiss|deny|decline|"
+    r"don'?t allow|do not allow|reject|×|x|✕|关闭|跳过|取消|以后再说|暂不|不允许|拒绝|我知道了|"
+    r"知道了|닫기|건너뛰기|취소|허용 안함|나중에|閉じる|スキップ|キャンセル|許可しない|後で)$"
+)
+_LABEL_CHARS = 40  # a button's label is short; a longer text is content, not an action
+# An entry naming a place to look ("Payment settings", "充值记录", "주문 내역", "注文履歴") opens a
+# page about the thing; it does not do it. Only when the label ends with the place, is short,
+# and urges nothing ("now", "立即", "confirm"): a hostile "Pay now - details" stays an action.
+_PLACE_END = re.compile(
+    r"(?:\b(?:settings?|history|records?|details?|methods?|options|center|centre|list|rules|"
+    r"help|faq|management|overview|info|terms|policy|agreement)|设置|记录|明细|管理|方式|中心|历史|"
+    r"列表|详情|规则|说明|帮助|协议|설정|기록|내역|관리|방법|履歴|設定|管理|明細|方法|一覧)$"
+)
+_URGES = re.compile(r"\bnow\b|\bconfirm|立即|马上|确认|지금|확인|今すぐ|確認")
+
+
+def is_refusal(label: str) -> bool:
+    """Whether ``label`` (any case, any encoding trick) declines: Cancel, Don't allow, 不允许."""
+    return bool(_REFUSAL.match(fold_for_matching(label)))
+
+
+def find_never_tap_word(text: str) -> tuple[RiskCategory, str] | None:
+    """The first never-tap word anywhere in ``text`` (folded), with its category."""
+    folded = fold_for_matching(text)
+    for category, pattern in _NEVER:
+        match = pattern.search(folded)
+        if match:
+            return category, match.group(0)
+    return None
+
+
+def find_never_tap(label: str) -> RiskCategory | None:
+    """The category of a button labelled ``label`` that the agent must never press, or None.
+
+    Only the start of a label counts (a button's words), and a refusal never does.
+    """
+    if not label.strip() or is_refusal(label) or _names_a_place(label):
+        return None
+    found = find_never_tap_word(label[:_LABEL_CHARS])
+    return found[0] if found else None
+
+
+def _names_a_place(label: str) -> bool:
+    """A short entry that names a page about the thing: "Payment settings", "充值记录"."""
+    folded = fold_for_matching(label).strip(" >›»")
+    return (len(folded) <= 24 and _PLACE_END.search(folded) is not None
+            and _URGES.search(folded) is None)
+
+
+def never_tap_patterns() -> tuple[tuple[RiskCategory, re.Pattern[str]], ...]:
+    """The word lists by category (patterns over folded text), for screens pushing towards them."""
+    return _NEVER
