@@ -17,7 +17,7 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
     actions     Action (Tap, Input, Scroll, Back, ...), Preview
     evaluation  Evaluation, RiskCategory
     records     Capture, StepRecord, Trace, SubTaskResult, TokenUsage
-    reports     Citation, AppStatus, Report
+    reports     Citation, AppStatus, LineSpan, Report
     runs        RunEvent, RunManifest, RunStatus, ServingStatus
     apps        InstalledApp (what the farm learns of a phone, what the planner sees)
     paths       Step, StepKind (a scripted path through an app)
@@ -55,7 +55,7 @@ from droidretriever.models.records import (
     TokenUsage,
     Trace,
 )
-from droidretriever.models.reports import AppStatus, Citation, Report
+from droidretriever.models.reports import AppStatus, Citation, LineSpan, Report
 from droidretriever.models.runs import RunEvent, RunEventKind, RunManifest, RunStatus, ServingStatus
 from droidretriever.models.screens import ElementSource, PageType, Screen, UIElement
 
@@ -74,6 +74,7 @@ __all__ = [
     "Frozen",
     "Input",
     "InstalledApp",
+    "LineSpan",
     "LongPress",
     "OpenApp",
     "PageMode",

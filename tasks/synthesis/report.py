@@ -20,10 +20,10 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import AppStatus, Capture, Query, Report
+from droidretriever.models import AppStatus, Capture, LineSpan, Query, Report
 from tasks.synthesis.citations import iter_citation_marks
 from tasks.synthesis.evidence import EvidenceStore, store_highlight_crops
-from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdown
+from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.grounding import ground_citations
 from tasks.synthesis.render import render_report_html, render_report_markdown
 
@@ -38,12 +38,13 @@ __all__ = [
 
 
 class WrittenMarkdown(BaseModel):
-    """What a writer produced: the markdown and who wrote it (``llm:<model>``)."""
+    """What a writer produced: the markdown, who wrote it (``llm:<model>``), its page dumps."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     markdown: str
     synthesizer: str
+    page_dumps: tuple[LineSpan, ...] = ()  # lines that copy captured pages, not an answer
 
 
 class ReportWriter(Protocol):
@@ -64,12 +65,13 @@ class ReportFiles(BaseModel):
 
 
 def build_report(*, run_id: str, query: Query, markdown: str, captures: Sequence[Capture],
-                 apps: Sequence[AppStatus], synthesizer: str, threshold: float) -> Report:
+                 apps: Sequence[AppStatus], synthesizer: str, threshold: float,
+                 page_dumps: Sequence[LineSpan] = ()) -> Report:
     """Parse and ground every citation in ``markdown``; ``citations[i]`` is the i-th ref in it."""
     refs = [ref for mark in iter_citation_marks(markdown) for ref in mark.refs]
     citations = ground_citations(refs, captures, threshold)
     return Report(run_id=run_id, query=query, markdown=markdown, citations=citations,
-                  apps=tuple(apps), synthesizer=synthesizer)
+                  apps=tuple(apps), synthesizer=synthesizer, page_dumps=tuple(page_dumps))
 
 
 def synthesize_report(
@@ -92,15 +94,17 @@ def synthesize_report(
         except DroidRetrieverError as exc:  # the model's own errors; a bug elsewhere still raises
             failure = f"{exc} ({exc.hint})" if exc.hint else str(exc)
     if written is None:
-        markdown = write_extractive_markdown(query, captures, apps, search_terms)
-        if failure:
+        extractive = write_extractive(query, captures, apps, search_terms)
+        markdown = extractive.markdown
+        if failure:  # one banner line for another: the page dumps' line numbers hold
             markdown = markdown.replace(
                 "> **Extractive summary: no language model is configured.**",
                 f"> **Extractive summary: the report model failed** ({failure}).", 1)
-        written = WrittenMarkdown(markdown=markdown, synthesizer=EXTRACTIVE_NAME)
+        written = WrittenMarkdown(markdown=markdown, synthesizer=EXTRACTIVE_NAME,
+                                  page_dumps=extractive.page_dumps)
     report = build_report(run_id=run_id, query=query, markdown=written.markdown,
                           captures=captures, apps=apps, synthesizer=written.synthesizer,
-                          threshold=threshold)
+                          threshold=threshold, page_dumps=written.page_dumps)
     citations = store_highlight_crops(store, run_id, report.citations, captures)
     return report.model_copy(update={"citations": citations})
 
