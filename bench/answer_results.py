@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from bench.answer_audit import FieldKind, PauseSite, TypedInput
 from bench.results import create_figure, save_plot, write_section
 from device_farm.sim import Catalog
-from droidretriever.models import SubTaskStatus
+from droidretriever.models import LineSpan, SubTaskStatus
 from droidretriever.suites import ReportScore
 
 __all__ = ["SuiteSummary", "TaskAnswer", "summarize", "write_answers_section"]
@@ -42,6 +42,8 @@ class TaskAnswer(BaseModel):
     typed: tuple[TypedInput, ...] = ()
     pause_sites: tuple[PauseSite, ...] = ()
     error: str = ""
+    report: str = ""  # the report's Markdown, to read or score again
+    page_dumps: tuple[LineSpan, ...] = ()
 
     @property
     def apps_right(self) -> bool:

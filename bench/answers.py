@@ -29,6 +29,7 @@ a login wall ends its app as ``needs_user`` after a few seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -100,6 +101,7 @@ def answer_task(task: SuiteTask, suite: str, control: SimControlClient, reader: 
         score=score_task_report(task, report),
         old_rule_found=old_rule_points(report.markdown, task.scoring_points), wall_s=wall,
         typed=tuple(audit_inputs(events, truth, packages)), pause_sites=tuple(watcher.sites()),
+        report=report.markdown, page_dumps=report.page_dumps,
     )
 
 
@@ -119,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="which suites to ask, side by side in one run (default: all)")
     parser.add_argument("--only", default="", help="only task ids containing this text (a trial run)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    parser.add_argument("--json", type=Path, help="also save every task's answer, report included, here")
     args = parser.parse_args(argv)
     catalog = load_catalog()
     tasks = [(suite, task) for suite in SUITE_CHOICES[args.suite] for task in load_suite(suite)
@@ -138,6 +141,10 @@ def main(argv: list[str] | None = None) -> None:
             answers.append(answer)
             print(f"[{number}/{len(tasks)}] {_row(answer)}", flush=True)
     total_s = time.perf_counter() - started
+    if args.json is not None:
+        args.json.write_text(json.dumps([a.model_dump(mode="json") for a in answers], ensure_ascii=False,
+                                        indent=1), encoding="utf-8")
+        print(f"saved {len(answers)} answers to {args.json}")
     if args.no_write:
         return
     path = write_answers_section(answers, f"python -m bench.answers --suite {args.suite}", total_s, catalog)

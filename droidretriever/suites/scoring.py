@@ -20,11 +20,13 @@ The metrics follow the DroidRetriever paper's Study 1:
 A point matches a claim when, after normalising both (NFKC, case, spaces,
 Markdown emphasis, thousands separators and trailing decimal zeros), the
 point's text is in the claim's, not glued to a Latin letter or digit
-(``G7371`` is not in ``G73711``, ``25.5`` not in ``125.5``); or, for a point that is one value with a unit
-(``¥25.5``, ``15小时12分``, ``3.1M``), when the claim states a value of the
-same kind and unit within the point's tolerance (exact by default), however it
-is written (``25.50元``, ``15 h 12 min``, ``310万``): see
-:mod:`droidretriever.suites.quantities`. A point listed k times (two records
+(``G7371`` is not in ``G73711``, ``25.5`` not in ``125.5``); or when the point
+holds one value with a unit (``¥25.5``, ``15小时12分``, ``3.1M``; also inside
+words, ``约28分钟送达``, ``过路费¥712``) and the claim states a value of the same
+kind and unit within the point's tolerance (exact by default), however it is
+written (``25.50元``, ``15 h 12 min``, ``310万``, ``28分钟``): see
+:mod:`droidretriever.suites.quantities`. A bare number inside words
+(``月售3200``) is compared as text only. A point listed k times (two records
 with the same value) needs k different claims; a point stated twice counts once.
 """
 
@@ -146,8 +148,16 @@ class PointMatcher:
         if not self.text:
             raise SuiteError(f"the scoring point {point!r} is empty once normalised",
                              hint="write the value as the phone shows it")
-        self.quantity = read_quantity(point)
+        self.quantity = read_quantity(point) or self._one_unit_value(point)
         self.tolerance = self._read_tolerance(tolerance)
+
+    @staticmethod
+    def _one_unit_value(point: str) -> Quantity | None:
+        """The value of a point that holds one value with a unit among words (``约28分钟送达``)."""
+        found = read_quantities(point)
+        if len(found) == 1 and found[0].kind is not QuantityKind.COUNT:
+            return found[0]
+        return None
 
     def _read_tolerance(self, tolerance: str | None) -> tuple[float, bool]:
         """(amount, relative): ``±1小时`` -> (60, False); ``5%`` on a price -> (0.05, True)."""

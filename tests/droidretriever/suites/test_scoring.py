@@ -22,6 +22,8 @@ from droidretriever.suites.scoring import PointMatcher, iter_claims, normalise_t
     ("9.4分", "豆瓣评分 9.4"),
     ("US$35.00", "minimum payment $35"),
     ("1.8kg", "weighs 1800 g"),
+    ("约28分钟送达", "| Delivery time | 28分钟 |"),  # one value with a unit among words
+    ("过路费¥712", "tolls: 712元"),
 ])
 def test_a_value_matches_however_it_is_written(point: str, claim: str) -> None:
     assert PointMatcher(point).matches(claim)
@@ -34,6 +36,8 @@ def test_a_value_matches_however_it_is_written(point: str, claim: str) -> None:
     ("9.4分", "9.4 km"),  # another kind
     ("G7371", "G73711"),
     ("25.5", "¥2.55"),
+    ("月售3200", "3200"),  # a bare number among words is compared as text
+    ("约28分钟送达", "28 km"),
 ])
 def test_a_different_value_does_not_match(point: str, claim: str) -> None:
     assert not PointMatcher(point).matches(claim)
