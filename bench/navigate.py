@@ -25,7 +25,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
 from droidretriever.models import PageMode, PageType, Point, SubTask, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
+from droidretriever.suites import Study, SuiteTask, load_suite
+from droidretriever.suites.subtasks import subtask_for
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what
 # a navigator model would, so the benchmark can count model calls without a model.

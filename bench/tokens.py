@@ -29,7 +29,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import MAX_PIXELS, BudgetSettings, LLMEndpoint, PerceptionSettings
 from droidretriever.models import AppStatus, Capture, InstalledApp, Query, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
+from droidretriever.suites import Study, SuiteTask, load_suite
+from droidretriever.suites.subtasks import subtask_for
 
 # A test double, used as one: the recording server stands in for vLLM and counts what it is sent.
 from droidretriever.testing import RecordedRequest, RecordingOpenAIServer, ServedModel

@@ -18,7 +18,7 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
     evaluation  Evaluation, RiskCategory
     records     Capture, StepRecord, Trace, SubTaskResult
     usage       TokenUsage, ModelCall, TokenLedger, ModelFallback, FallbackTally (model costs)
-    reports     Citation, AppStatus, Report
+    reports     Citation, AppStatus, LineSpan, Report
     runs        RunEvent, RunManifest, RunStatus, ServingStatus
     apps        InstalledApp (what the farm learns of a phone, what the planner sees)
     paths       Step, StepKind (a scripted path through an app)
@@ -55,7 +55,7 @@ from droidretriever.models.records import (
     SubTaskStatus,
     Trace,
 )
-from droidretriever.models.reports import AppStatus, Citation, Report
+from droidretriever.models.reports import AppStatus, Citation, LineSpan, Report
 from droidretriever.models.runs import RunEvent, RunEventKind, RunManifest, RunStatus, ServingStatus
 from droidretriever.models.screens import ElementSource, PageType, Screen, UIElement
 from droidretriever.models.usage import (
@@ -86,6 +86,7 @@ __all__ = [
     "Frozen",
     "Input",
     "InstalledApp",
+    "LineSpan",
     "LongPress",
     "ModelCall",
     "ModelFallback",

@@ -1,10 +1,18 @@
-"""The report: Markdown whose citations are grounded to boxes on captures, per-app status."""
+"""The report: Markdown whose citations are grounded to boxes on captures, per-app status.
+
+``Report.page_dumps`` marks the parts of the Markdown that copy captured pages
+as they are (the extractive writer's fallback when no line matches the
+question) rather than state an answer. A person sees them like any other part;
+a scorer (``droidretriever.suites.scoring``) counts a scoring point only where
+the report states it as an answer, so it skips them.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from droidretriever.models.base import Frozen, utcnow
 from droidretriever.models.geometry import Bounds
@@ -12,7 +20,7 @@ from droidretriever.models.plan import Query
 from droidretriever.models.records import SubTaskStatus
 from droidretriever.models.usage import FallbackTally, TokenLedger
 
-__all__ = ["AppStatus", "Citation", "Report"]
+__all__ = ["AppStatus", "Citation", "LineSpan", "Report"]
 
 
 class Citation(Frozen):
@@ -34,6 +42,22 @@ class AppStatus(Frozen):
     reason: str = ""
 
 
+class LineSpan(Frozen):
+    """Lines ``[start, end)`` of a Markdown text, counted from 0."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.end < self.start:
+            raise ValueError(f"a line span ends before it starts: [{self.start}, {self.end})")
+        return self
+
+    def __contains__(self, line: object) -> bool:
+        return isinstance(line, int) and self.start <= line < self.end
+
+
 class Report(Frozen):
     run_id: str
     query: Query
@@ -45,6 +69,8 @@ class Report(Frozen):
     fallbacks: tuple[FallbackTally, ...] = ()  # roles whose model failed and the rules decided
     warnings: tuple[str, ...] = ()  # what a reader must know: uncited key points, a cut-off answer
     created_at: datetime = Field(default_factory=utcnow)
+    # Lines of ``markdown`` that copy captured pages as they are, not an answer (see above).
+    page_dumps: tuple[LineSpan, ...] = ()
 
     @property
     def unverified(self) -> tuple[Citation, ...]:

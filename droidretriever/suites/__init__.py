@@ -1,22 +1,31 @@
-"""The paper's evaluation tasks as data: one YAML file per task under ``study1/`` and ``study2/``.
+"""Benchmark suites as data: one YAML file per task, a folder per study, suites loaded by name.
 
-    from droidretriever.suites import load_suite
-    for task in load_suite():
-        task.id, task.query, task.apps, task.page_mode, task.scoring_points, task.paths
+    from droidretriever.suites import load_suite, score_task_report
+    for task in load_suite("general"):        # or "paper", "examples"; none: paper + examples
+        task.id, task.query, task.apps, task.page_mode, task.scoring_points, task.wrong_points
+    score_task_report(task, report).coverage  # .accuracy, .redundancy, .fully_answered
 
 Each task names the apps it needs (by launcher label), the page mode and
-access type from the paper, the scoring points exactly as the virtual phones
-render them, and per app a scripted path from launch to the screens that show
-them (the task-coverage test plays these paths; benchmarks reuse the tasks).
-``subtask_for(task, app, package)`` turns one app of a task into the sub-task a
-planner would give the copilot.
+access type, the scoring points exactly as the virtual phones render them,
+values a report must not state as the answer, and per app a scripted path from
+launch to the screens that show them (the task-coverage test plays these
+paths). Scoring (:mod:`droidretriever.suites.scoring`) counts a point only in
+a cited claim of the report's answer.
+
+``droidretriever.suites.subtasks.subtask_for(task, app, package)`` turns one
+app of a task into the sub-task a planner would give the copilot, with the
+search term of the scripted path: for navigation tests and benchmarks only,
+never for a run that measures answers (the plan must be the product's own), so
+it is not exported here and an import-linter contract keeps it out of
+``bench.answers`` and the scoring.
 """
 
 from __future__ import annotations
 
 from droidretriever.suites.errors import SuiteError
-from droidretriever.suites.subtasks import subtask_for
+from droidretriever.suites.scoring import ReportScore, score_report, score_task_report
 from droidretriever.suites.task import (
+    SUITES,
     SUITES_DIR,
     Access,
     Study,
@@ -26,12 +35,15 @@ from droidretriever.suites.task import (
 )
 
 __all__ = [
+    "SUITES",
     "SUITES_DIR",
     "Access",
+    "ReportScore",
     "Study",
     "SuiteError",
     "SuiteTask",
     "load_suite",
     "load_task",
-    "subtask_for",
+    "score_report",
+    "score_task_report",
 ]

@@ -1,5 +1,11 @@
 """One benchmark task: the question, its apps, page mode, scoring points and scripted paths.
 
+Suites are folders, loaded by name (:data:`SUITES`): ``paper`` (the DroidRetriever
+paper's Study 1 and Study 2), ``examples`` (the product's own) and ``general``
+(questions of our own about the same virtual phones, written the way the paper's
+Study 3 varied its tasks; never mixed into the paper's). ``load_suite()`` with no
+name loads ``paper`` and ``examples``.
+
 A task file looks like this (``study2/s2_single_04_amap_driving_time.yaml``)::
 
     id: s2_single_04_amap_driving_time
@@ -25,6 +31,17 @@ without an argument (``submit``, ``back``, ``capture``). What a step means on
 a phone is described on :class:`droidretriever.models.StepKind`. The evidence of a path is the page
 reached by its last navigating step plus the screens its later swipes show,
 and every page kept earlier with ``capture`` (multi-page tasks).
+
+Optional fields, for scoring (``droidretriever.suites.scoring``) and for the
+phones' starting state:
+
+    wrong_points: ["¥35.0"]        values a report must not state as the answer (another
+                                   record, one a filter excludes); each must be on the
+                                   path's screens too
+    tolerances: {"15小时12分": "±1小时"}   how far a one-value point may be off
+    signed_out: [Gmail]            apps logged out on the phones before the question
+    pauses: [Gmail]                apps where a person is expected to be asked: the path
+                                   has to log in (the coverage test checks both ways)
 """
 
 from __future__ import annotations
@@ -40,6 +57,7 @@ from droidretriever.models import PageMode, Step, StepKind
 from droidretriever.suites.errors import SuiteError
 
 __all__ = [
+    "SUITES",
     "SUITES_DIR",
     "Access",
     "Study",
@@ -57,6 +75,15 @@ class Study(StrEnum):
     STUDY1 = "study1"  # report synthesis from screens (Table 1 / Table 5)
     STUDY2 = "study2"  # end-to-end retrieval (Tables 2, 3, 6, 7)
     EXAMPLES = "examples"  # the product's own examples (Crumbl pickup, hotels near USJ)
+    GENERAL = "general"  # our own questions by the Study 3 protocol (droidretriever/suites/general)
+
+
+# Suite name -> the folders (each named after its study) it is made of.
+SUITES: dict[str, tuple[Study, ...]] = {
+    "paper": (Study.STUDY1, Study.STUDY2),
+    "examples": (Study.EXAMPLES,),
+    "general": (Study.GENERAL,),
+}
 
 
 class Access(StrEnum):
@@ -71,7 +98,7 @@ class SuiteTask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(pattern=r"^(s[12]|ex)_[a-z0-9_]+$")
+    id: str = Field(pattern=r"^(s[12]|ex|g)_[a-z0-9_]+$")
     study: Study
     query: str = Field(min_length=1)
     apps: tuple[str, ...] = Field(min_length=1)  # launcher labels
@@ -80,6 +107,10 @@ class SuiteTask(BaseModel):
     criteria: str = ""  # the paper's scoring criterion, for people grading reports
     day: int = 0  # simulated day on which the scoring points hold (data varies by day)
     scoring_points: tuple[str, ...] = Field(min_length=1)
+    wrong_points: tuple[str, ...] = ()
+    tolerances: dict[str, str] = Field(default_factory=dict)
+    signed_out: tuple[str, ...] = ()  # launcher labels
+    pauses: tuple[str, ...] = ()  # launcher labels
     paths: dict[str, tuple[Step, ...]]
 
     @model_validator(mode="before")
@@ -99,6 +130,16 @@ class SuiteTask(BaseModel):
         for app, steps in self.paths.items():
             if not steps or steps[0].kind is not StepKind.OPEN_APP or steps[0].text != app:
                 raise ValueError(f"the path of {app!r} must start with 'open_app: {app}'")
+        for field in ("signed_out", "pauses"):
+            strangers = [a for a in getattr(self, field) if a not in self.apps]
+            if strangers:
+                raise ValueError(f"{field} names apps the task does not use: {strangers}")
+        unknown = [p for p in self.tolerances if p not in self.scoring_points + self.wrong_points]
+        if unknown:
+            raise ValueError(f"tolerances name values that are not points of the task: {unknown}")
+        both = sorted(set(self.scoring_points) & set(self.wrong_points))
+        if both:
+            raise ValueError(f"values both right and wrong: {both}")
         return self
 
 
@@ -122,10 +163,25 @@ def load_task(path: Path) -> SuiteTask:
     return task
 
 
-def load_suite(root: Path = SUITES_DIR) -> list[SuiteTask]:
-    """Every task under ``root`` (``study1/``, ``study2/``, ``examples/``), sorted by id."""
-    paths = sorted(root.glob("study*/*.yaml")) + sorted(root.glob("examples/*.yaml"))
-    tasks = [load_task(p) for p in paths]
+def load_suite(*names: str, root: Path = SUITES_DIR) -> list[SuiteTask]:
+    """The tasks of the named suites (default ``paper`` and ``examples``), sorted by id.
+
+    A suite's tasks live in the folders of its studies under ``root``; a task
+    filed in another study's folder is refused, so suites never mix.
+    """
+    unknown = [n for n in names if n not in SUITES]
+    if unknown:
+        raise SuiteError(f"no suite named {', '.join(unknown)}",
+                         hint=f"the suites are: {', '.join(SUITES)}")
+    tasks: list[SuiteTask] = []
+    for name in names or ("paper", "examples"):
+        for study in SUITES[name]:
+            for path in sorted((root / study.value).glob("*.yaml")):
+                task = load_task(path)
+                if task.study is not study:
+                    raise SuiteError(f"{path} is a {task.study.value} task in the {study.value} folder",
+                                     hint=f"move it to {task.study.value}/ or fix its study")
+                tasks.append(task)
     seen: set[str] = set()
     for task in tasks:
         if task.id in seen:

@@ -4,7 +4,8 @@ Public surface (see docs/reports.md):
 
 - citations: :func:`parse_citations`, :func:`format_citation` (``[capture_id(quote)]``)
 - grounding: :func:`ground_citations` (rapidfuzz, threshold from settings)
-- writing: :func:`write_extractive_markdown` (no model) or a :class:`ReportWriter` (LLM4)
+- writing: :func:`write_extractive` (no model; says which lines copy pages) or a
+  :class:`ReportWriter` (LLM4)
 - the step: :func:`synthesize_report` then :func:`publish_report` (report.md + report.html)
 - subscriptions: :func:`extract_facts`, :func:`diff_facts`
 """
@@ -20,7 +21,12 @@ from tasks.synthesis.citations import (
 )
 from tasks.synthesis.errors import EvidenceError, SynthesisError
 from tasks.synthesis.evidence import EvidenceStore, FolderStore
-from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdown
+from tasks.synthesis.extractive import (
+    EXTRACTIVE_NAME,
+    ExtractiveMarkdown,
+    write_extractive,
+    write_extractive_markdown,
+)
 from tasks.synthesis.facts import ChangeSummary, FactSet, diff_facts, extract_facts
 from tasks.synthesis.grounding import ground_citation, ground_citations
 from tasks.synthesis.llm_writer import LLMReportWriter, writer_for
@@ -45,6 +51,7 @@ __all__ = [
     "CitationRef",
     "EvidenceError",
     "EvidenceStore",
+    "ExtractiveMarkdown",
     "FactSet",
     "FolderStore",
     "LLMReportWriter",
@@ -65,6 +72,7 @@ __all__ = [
     "render_report_markdown",
     "render_report_terminal",
     "synthesize_report",
+    "write_extractive",
     "write_extractive_markdown",
     "writer_for",
 ]

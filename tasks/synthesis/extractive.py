@@ -16,7 +16,9 @@ thing rather than a product ("App permissions"), the page itself is the
 answer: its rows are listed, each cited, though they share no word with the
 question. When no line matches the question's words at all (an English
 question about a Chinese article), the captured pages are shown top to bottom
-under their titles, every line cited: the copilot judged them the answer.
+under their titles, every line cited: the copilot judged them the answer. Those
+lines copy pages rather than state an answer, and :func:`write_extractive`
+says which they are (``page_dumps``, kept on the report for scorers).
 
 What it does not do: understand the question, reconcile different items
 (a "Big Mac" and a "Big Mac Meal" are compared as the best match each app
@@ -28,7 +30,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.models import AppStatus, Capture, LineSpan, Query, SubTaskStatus
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
     Item,
@@ -40,7 +44,13 @@ from tasks.synthesis.items import (
 )
 from tasks.synthesis.values import MeasureKind
 
-__all__ = ["EXTRACTIVE_BANNER", "EXTRACTIVE_NAME", "write_extractive_markdown"]
+__all__ = [
+    "EXTRACTIVE_BANNER",
+    "EXTRACTIVE_NAME",
+    "ExtractiveMarkdown",
+    "write_extractive",
+    "write_extractive_markdown",
+]
 
 EXTRACTIVE_NAME = "extractive (no model configured)"
 EXTRACTIVE_BANNER = (
@@ -260,14 +270,25 @@ def _verdicts(answers: list[_Answer], kinds: list[MeasureKind]) -> list[str]:
     return [*verdicts, ""] if verdicts else []
 
 
-def _app_section(app: _App) -> list[str]:
+class ExtractiveMarkdown(BaseModel):
+    """The extractive report body, and which of its lines copy captured pages (not an answer)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    markdown: str
+    page_dumps: tuple[LineSpan, ...] = ()
+
+
+def _app_section(app: _App) -> tuple[list[str], LineSpan | None]:
+    """The app's lines, and the span of them that copies its pages (relative to the section)."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
+    dump: LineSpan | None = None
     if app.status and app.status.reason and status is not SubTaskStatus.COMPLETED:
         lines += [f"Why: {_cell(app.status.reason)}", ""]
     if not app.captures:
         lines += ["No screen was captured in this app.", ""]
-        return lines
+        return lines, dump
     matches = app.matches
     if matches:
         listing = app.page_listing()
@@ -285,10 +306,12 @@ def _app_section(app: _App) -> list[str]:
         # The copilot judged these pages the answer; without a model to read them, show them.
         lines += ["No line on the captured pages matches the question's words. "
                   "What the captured pages say, top to bottom:", ""]
+        start = len(lines)
         for capture in app.captures:
             lines += _page_text(capture)
+        dump = LineSpan(start=start, end=len(lines))
     lines.append("")
-    return lines
+    return lines, dump
 
 
 def _page_text(capture: Capture) -> list[str]:
@@ -306,22 +329,37 @@ def _page_text(capture: Capture) -> list[str]:
     return lines
 
 
-def write_extractive_markdown(
+def write_extractive(
     query: Query,
     captures: Sequence[Capture],
     apps: Sequence[AppStatus] = (),
     search_terms: Sequence[str] = (),
-) -> str:
+) -> ExtractiveMarkdown:
     """The extractive report body: banner, comparison table when apps share attributes, per-app lines.
 
     Every value and item name carries a ``[capture_id(original text)]`` citation
-    quoting the element it was read from.
+    quoting the element it was read from. ``page_dumps`` are the lines that show
+    captured pages top to bottom because no line matched the question.
     """
     labels = [a.app_label for a in apps] + [a.package for a in apps]
     terms = read_query_terms(" ".join([query.text, *search_terms]), exclude=labels)
     grouped = _group_apps(captures, apps, terms)
     lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
     lines += _comparison(grouped)
+    dumps: list[LineSpan] = []
     for app in grouped:
-        lines += _app_section(app)
-    return "\n".join(lines).rstrip() + "\n"
+        section, dump = _app_section(app)
+        if dump is not None and dump.end > dump.start:
+            dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
+        lines += section
+    return ExtractiveMarkdown(markdown="\n".join(lines).rstrip() + "\n", page_dumps=tuple(dumps))
+
+
+def write_extractive_markdown(
+    query: Query,
+    captures: Sequence[Capture],
+    apps: Sequence[AppStatus] = (),
+    search_terms: Sequence[str] = (),
+) -> str:
+    """The Markdown of :func:`write_extractive` alone."""
+    return write_extractive(query, captures, apps, search_terms).markdown

@@ -28,6 +28,7 @@ from droidretriever.models import (
     AppStatus,
     Capture,
     FallbackTally,
+    LineSpan,
     ModelCall,
     ModelFallback,
     Query,
@@ -41,7 +42,7 @@ from inference.llm_roles import describe_failure
 from tasks.synthesis.checks import check_key_points, mark_uncited
 from tasks.synthesis.citations import iter_citation_marks
 from tasks.synthesis.evidence import EvidenceStore, store_highlight_crops
-from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdown
+from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.grounding import ground_citations
 from tasks.synthesis.render import render_report_html, render_report_markdown
 
@@ -56,13 +57,14 @@ __all__ = [
 
 
 class WrittenMarkdown(BaseModel):
-    """What a writer produced: the markdown and who wrote it (``llm:<model>``)."""
+    """What a writer produced: the markdown, who wrote it (``llm:<model>``), its page dumps."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     markdown: str
     synthesizer: str
     calls: tuple[ModelCall, ...] = ()  # the model requests it took
+    page_dumps: tuple[LineSpan, ...] = ()  # lines that copy captured pages, not an answer
 
 
 class ReportWriter(Protocol):
@@ -83,12 +85,13 @@ class ReportFiles(BaseModel):
 
 
 def build_report(*, run_id: str, query: Query, markdown: str, captures: Sequence[Capture],
-                 apps: Sequence[AppStatus], synthesizer: str, threshold: float) -> Report:
+                 apps: Sequence[AppStatus], synthesizer: str, threshold: float,
+                 page_dumps: Sequence[LineSpan] = ()) -> Report:
     """Parse and ground every citation in ``markdown``; ``citations[i]`` is the i-th ref in it."""
     refs = [ref for mark in iter_citation_marks(markdown) for ref in mark.refs]
     citations = ground_citations(refs, captures, threshold)
     return Report(run_id=run_id, query=query, markdown=markdown, citations=citations,
-                  apps=tuple(apps), synthesizer=synthesizer)
+                  apps=tuple(apps), synthesizer=synthesizer, page_dumps=tuple(page_dumps))
 
 
 def synthesize_report(
@@ -128,7 +131,7 @@ def synthesize_report(
     if written is not None:
         report = build_report(run_id=run_id, query=query, markdown=written.markdown,
                               captures=captures, apps=apps, synthesizer=written.synthesizer,
-                              threshold=threshold)
+                              threshold=threshold, page_dumps=written.page_dumps)
         check = check_key_points(report.markdown, report.citations)
         if check.points and check.grounded == 0:
             failure = (f"its answer has {len(check.points)} key points and no citation grounded on the "
@@ -139,14 +142,16 @@ def synthesize_report(
             report = report.model_copy(update={"markdown": mark_uncited(report.markdown, check)})
     own: list[ModelFallback] = []
     if report is None:
-        markdown = write_extractive_markdown(query, captures, apps, search_terms)
-        if failure:
+        extractive = write_extractive(query, captures, apps, search_terms)
+        markdown = extractive.markdown
+        if failure:  # one banner line for another: the page dumps' line numbers hold
             own.append(ModelFallback(role="synthesizer", reason=failure))
             markdown = markdown.replace(
                 "> **Extractive summary: no language model is configured.**",
                 f"> **Extractive summary: the report model failed** ({failure}).", 1)
         report = build_report(run_id=run_id, query=query, markdown=markdown, captures=captures,
-                              apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=threshold)
+                              apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=threshold,
+                              page_dumps=extractive.page_dumps)
     citations = store_highlight_crops(store, run_id, report.citations, captures)
     return report.model_copy(update={
         "citations": citations, "tokens": spent + TokenLedger.of(calls),

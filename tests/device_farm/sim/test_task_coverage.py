@@ -1,10 +1,14 @@
 """Every suite task is answerable on the virtual phones.
 
-For each task file in ``droidretriever/suites``, each app's scripted path is
-played through adbutils against a real SimServer, and every scoring point
-must be visible as text (hierarchy text or content-desc) on the screens the
-path ends on: the page reached by the last navigation step and the screens
-its swipes scroll through, plus pages kept with ``capture`` along the way.
+For each task file in ``droidretriever/suites`` (every suite: the paper's, the
+examples, the general one), each app's scripted path is played through adbutils
+against a real SimServer, from the task's starting state (its day, its
+``signed_out`` apps logged out), and every scoring point must be visible as
+text (hierarchy text or content-desc) on the screens the path ends on: the
+page reached by the last navigation step and the screens its swipes scroll
+through, plus pages kept with ``capture`` along the way. Every wrong value
+must be on those screens too (it is a value a report could wrongly state), and
+an app is in ``pauses`` exactly when its path has to log in.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import pytest
 
 from device_farm.sim import SimServer, load_catalog
 from droidretriever.models import Step, StepKind
-from droidretriever.suites import SuiteError, SuiteTask, load_suite, load_task
+from droidretriever.suites import SUITES, SuiteError, SuiteTask, load_suite, load_task
 
-TASKS = load_suite()
+TASKS = load_suite(*SUITES)
 CATALOG = load_catalog()
 _DIALOG_IDS = ("android:id/parentPanel", "com.android.permissioncontroller:id/grant_dialog")
 
@@ -111,12 +115,29 @@ def test_scripted_paths_reach_every_scoring_point(
 ) -> None:
     server, d = phone
     seen: set[str] = set()
+    logged_in: dict[str, tuple[bool, bool]] = {}
     for app in task.apps:
+        package = _package(app)
         server.control.reset("boot")
         server.control.set_day(task.day)
+        for signed_out in task.signed_out:
+            server.control.set_logged_in(d.serial, _package(signed_out), False)
+        before = server.control.status(d.serial)[0].logged_in.get(package, True)
         seen |= play_path(d, app, task.paths[app])
+        logged_in[app] = (before, server.control.status(d.serial)[0].logged_in.get(package, True))
     missing = [p for p in task.scoring_points if not any(p in t for t in seen)]
     assert not missing, f"{task.id}: scoring points not visible at the end of the paths: {missing}"
+    unseen = [p for p in task.wrong_points if not any(p in t for t in seen)]
+    assert not unseen, f"{task.id}: wrong values not on the screens the paths end on: {unseen}"
+    walls = [app for app, (before, after) in logged_in.items() if not before and after]
+    assert sorted(walls) == sorted(task.pauses), (
+        f"{task.id}: the paths log in to {walls}, but the task expects pauses in {list(task.pauses)}")
+
+
+def _package(label: str) -> str:
+    spec = CATALOG.find_label(label)
+    assert spec is not None, f"no app labelled {label!r} in the catalog"
+    return spec.package
 
 
 def test_every_suite_app_is_installed() -> None:

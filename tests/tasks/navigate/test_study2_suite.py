@@ -21,7 +21,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
 from droidretriever.config import BudgetSettings
 from droidretriever.models import SubTask, SubTaskResult, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite, subtask_for
+from droidretriever.suites import Study, SuiteTask, load_suite
+from droidretriever.suites.subtasks import subtask_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore

@@ -12,7 +12,7 @@ import pytest
 from droidretriever.models import AppStatus, Capture, Citation, Query, Report, SubTaskStatus
 from droidretriever.suites import SuiteTask, load_suite
 from tasks.synthesis.citations import parse_citations
-from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive_markdown
+from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive, write_extractive_markdown
 from tasks.synthesis.items import detect_items, read_query_terms
 from tasks.synthesis.offers import read_attribute_row
 from tasks.synthesis.report import build_report
@@ -174,6 +174,7 @@ def test_a_page_titled_by_the_question_is_listed_row_by_row_with_grounded_citati
     assert all(parse_citations(row) for row in rows)
     assert report.citations and all(c.grounded for c in report.citations)
     assert "Navigate up" not in listing  # above the title: not the page's content
+    assert write_extractive(query, captures, apps).page_dumps == ()  # a page the question names
 
 
 def test_a_page_no_line_of_which_matches_the_question_is_shown_in_reading_order() -> None:
@@ -182,9 +183,10 @@ def test_a_page_no_line_of_which_matches_the_question_is_shown_in_reading_order(
     captures = _captures(task.id, ("tv.danmaku.bili",))
     apps = [AppStatus(app_label="Bilibili", package="tv.danmaku.bili", status=SubTaskStatus.COMPLETED)]
     query = Query(text="What are Bilibili's community guidelines?")
-    markdown = write_extractive_markdown(query, captures, apps)
-    report = build_report(run_id="run-article", query=query, markdown=markdown, captures=captures,
-                          apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8)
+    written = write_extractive(query, captures, apps)
+    report = build_report(run_id="run-article", query=query, markdown=written.markdown,
+                          captures=captures, apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8,
+                          page_dumps=written.page_dumps)
 
     assert "No line on the captured pages matches the question's words" in report.markdown
     shown = report.markdown.split("top to bottom:", 1)[1]
@@ -193,3 +195,8 @@ def test_a_page_no_line_of_which_matches_the_question_is_shown_in_reading_order(
     assert shown.index("认真创作") < shown.index("友好交流") < shown.index("拥抱创新")
     assert report.citations and all(c.grounded for c in report.citations)
     assert "Delivery time" not in report.markdown  # "阅读时长约 6 分钟" is a reading time
+    # The page is copied, not answered: the report says which lines those are.
+    (span,) = report.page_dumps
+    lines = report.markdown.splitlines()
+    assert lines[span.start - 2].endswith("top to bottom:") and lines[span.start].startswith("- **")
+    assert all(point in "\n".join(lines[span.start:span.end]) for point in task.scoring_points)

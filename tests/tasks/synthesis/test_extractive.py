@@ -98,6 +98,7 @@ def test_one_app_gives_a_list_not_a_table(meituan: DrawnCapture, store: FolderSt
     assert "## Comparison" not in report.markdown
     assert "**Fries (large)**" in report.markdown
     assert "price ¥12 [cap-meituan-1(¥12)]" in report.markdown
+    assert report.page_dumps == ()  # picked by the question's words: an answer
 
 
 def test_no_match_still_lists_what_was_read(eleme: DrawnCapture, store: FolderStore) -> None:
@@ -106,3 +107,9 @@ def test_no_match_still_lists_what_was_read(eleme: DrawnCapture, store: FolderSt
     assert "No line on the captured pages matches" in report.markdown
     assert "Apple Pie" in report.markdown
     assert all(c.grounded for c in report.citations)
+    # The copied page is marked as such on the report, its lines unchanged for a person.
+    lines = report.markdown.splitlines()
+    dumped = [n for n in range(len(lines)) if any(n in span for span in report.page_dumps)]
+    assert any("Apple Pie" in lines[n] for n in dumped)
+    cited = [n for n, line in enumerate(lines) if parse_citations(line)]
+    assert cited and set(cited) <= set(dumped), "every cited line is a copied page line"
