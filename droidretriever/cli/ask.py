@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from droidretriever.cli._app import app, state
@@ -26,16 +28,23 @@ from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import PageMode, RunEvent, RunEventKind, new_id
 
+if TYPE_CHECKING:
+    from flows.models import RetrieveRequest, RunOutcome
+
 __all__ = ["ask", "resume"]
 
 console = Console()
 
 
-class _WithoutPrefectLines(logging.Filter):
-    """Drops Prefect's own records from the terminal; they still reach the Prefect UI."""
+class _WithoutLibraryLines(logging.Filter):
+    """Drops Prefect's and Celery's own records from the terminal.
+
+    Prefect's still reach the Prefect UI; Celery's are its retries of a Redis that
+    restarts (the live view says that it waits for Redis instead).
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.name.startswith("prefect")
+        return not record.name.startswith(("prefect", "celery"))
 
 
 @contextmanager
@@ -47,16 +56,24 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
     view away, so they go only to the Prefect UI (``--debug`` shows them here too).
     Our own warnings (a spooling store, a lost phone) still print.
     """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    import prefect.main  # noqa: F401  # sets up Prefect's log handlers, filtered below
 
-    quiet = _WithoutPrefectLines()
-    handlers = [] if state.debug else list(logging.getLogger().handlers)
+    from flows.runtime import use_prefect_server
+
+    quiet = _WithoutLibraryLines()
+    # Prefect's internal services (its event sender) log through their own handler.
+    loggers = (logging.getLogger(), logging.getLogger("prefect._internal"))
+    handlers = [] if state.debug else [h for lg in loggers for h in lg.handlers]
     for handler in handlers:
         handler.addFilter(quiet)
+    # Prefect writes "Error logging to API" when its server restarts and a log batch
+    # cannot be sent (the batch is dropped); that is noise in the live view.
+    raising, logging.raiseExceptions = logging.raiseExceptions, state.debug
     try:
-        with temporary_settings({PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/")}):
+        with use_prefect_server(settings):
             yield
     finally:
+        logging.raiseExceptions = raising
         for handler in handlers:
             handler.removeFilter(quiet)
 
@@ -77,7 +94,7 @@ def _ensure_farm(settings: Settings) -> None:
     from deploy.farm import bring_up_sim, wait_for_workers
     from device_farm.registry import DeviceRegistry
 
-    registry = DeviceRegistry.from_settings(settings)
+    registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
     if any(s.heartbeat_alive for s in registry.statuses()):
         return
     with console.status(f"starting {settings.sim.phones} virtual phones "
@@ -96,6 +113,7 @@ class _Progress:
     steps: dict[str, int] = field(default_factory=dict)
     captures: int = 0
     notes: list[str] = field(default_factory=list)
+    waiting: str = ""  # what the run waits for (a service coming back), shown while it lasts
 
     def apply(self, event: RunEvent) -> None:
         sid = event.subtask_id or ""
@@ -126,25 +144,36 @@ class _Progress:
             table.add_column(column)
         for sid, status in self.subtasks.items():
             table.add_row(sid, status, str(self.steps.get(sid, 0)))
-        return Group(table, f"captures saved: {self.captures}", *self.notes[-3:])
+        waiting = [f"[yellow]{self.waiting}[/]"] if self.waiting else []
+        return Group(table, f"captures saved: {self.captures}", *self.notes[-3:], *waiting)
 
 
 def _follow_events(settings: Settings, progress: _Progress, live: Live,
                    done: threading.Event) -> None:
-    from storage import RunEventReader, StorageError, open_redis
+    from droidretriever.redis_client import open_redis
+    from storage import RunEventReader, StorageError
 
-    reader = RunEventReader(open_redis(settings.redis))
+    # This view's own client fails at once, so it can say that the run waits for Redis.
+    reader = RunEventReader(open_redis(settings.redis, retry_window_s=0))
     last_seq = 0
     while not done.is_set():
         try:
             for event in reader.iter_live(progress.run_id, last_seq, idle_timeout_s=1.0):
                 last_seq = event.seq
+                progress.waiting = ""
                 progress.apply(event)
                 live.update(progress.render())
                 if done.is_set():
                     return
+            if progress.waiting:
+                progress.waiting = ""
+                live.update(progress.render())
         except StorageError:
-            done.wait(1.0)  # the stream is a view: keep trying until the run ends
+            # The stream is a view: keep trying until the run ends, which rides Redis out.
+            progress.waiting = (f"Redis does not answer: the run waits for it to come back "
+                                f"(up to {settings.redis.retry_window_s:.0f} s)")
+            live.update(progress.render())
+            done.wait(1.0)
 
 
 def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
@@ -154,6 +183,39 @@ def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(open_object_store(settings).get_bytes(html_key))
     return path
+
+
+def _run(request: RetrieveRequest) -> RunOutcome:
+    """The ``retrieve`` flow in this process; an error that is not ours becomes one line."""
+    from flows.errors import RunFailedError
+    from flows.retrieve import retrieve
+
+    try:
+        return retrieve(request)
+    except DroidRetrieverError:
+        raise
+    except Exception as exc:  # Prefect's engine gave up (its API gone for too long), or a bug
+        if state.debug:
+            raise
+        raise RunFailedError(
+            f"run {request.run_id} stopped: {type(exc).__name__}: {exc}",
+            hint="`droidretriever status` says which service is down; `droidretriever --debug "
+                 "ask ...` shows the traceback",
+        ) from exc
+
+
+def _sweep_crashed_runs(settings: Settings) -> None:
+    """Mark crashed the runs whose `ask` died (say which); a sweep that cannot run is skipped."""
+    from flows.crashes import sweep_crashed_runs
+    from flows.runtime import open_services
+
+    try:
+        crashed = sweep_crashed_runs(open_services(settings))
+    except DroidRetrieverError as exc:
+        logging.getLogger(__name__).warning("crashed runs not looked for: %s", exc)
+        return
+    for found in crashed:
+        console.print(f"[dim]{escape(found.describe())}[/]", highlight=False)
 
 
 @app.command()
@@ -169,7 +231,6 @@ def ask(
 ) -> None:
     """Answer a question from the apps on the farm's phones, with a cited report."""
     from flows.models import RetrieveRequest
-    from flows.retrieve import retrieve
 
     if not question.strip() and audio is None:
         raise typer.BadParameter("ask a question, or give --audio FILE")
@@ -191,8 +252,9 @@ def ask(
     progress = _Progress(run_id)
     done = threading.Event()
     with _local_prefect(settings):
+        _sweep_crashed_runs(settings)
         if as_json:
-            outcome = retrieve(request)
+            outcome = _run(request)
         else:
             try:
                 with Live(progress.render(), console=console, refresh_per_second=4) as live:
@@ -200,7 +262,7 @@ def ask(
                                                 args=(settings, progress, live, done), daemon=True)
                     follower.start()
                     try:
-                        outcome = retrieve(request)
+                        outcome = _run(request)
                     except DroidRetrieverError as exc:
                         done.set()
                         follower.join(timeout=3)
