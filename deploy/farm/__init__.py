@@ -17,6 +17,7 @@ from deploy.farm.launcher import (
     bring_up_emulators,
     bring_up_sim,
     ensure_sim_farm,
+    repair_farm,
     running_farm,
     wait_for_workers,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "farm_dir",
     "is_running",
     "read_manifest",
+    "repair_farm",
     "running_farm",
     "start_process",
     "stop_process",
