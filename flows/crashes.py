@@ -43,13 +43,13 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.exceptions import PrefectException
 from prefect.states import Crashed
 
-from droidretriever.models import RunEventKind, RunManifest, RunStatus, SubTaskStatus, utcnow
+from droidretriever.models import RunStatus, utcnow
 from flows.beacons import redis_uptime_s
 from flows.errors import FlowError
 from flows.keys import alive_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
-from storage import ManifestError, StorageError
+from storage import StorageError
 
 __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 
@@ -64,18 +64,7 @@ def mark_run_crashed(services: FlowServices, run_id: str, reason: str) -> None:
     Prefect goes last: the sweep finds runs by their Prefect state, so a step that
     fails here (a service down) is simply done again by the next sweep.
     """
-    def crash(manifest: RunManifest) -> RunManifest:
-        subtasks = {sid: SubTaskStatus.FAILED if status is SubTaskStatus.RUNNING else status
-                    for sid, status in manifest.subtasks.items()}
-        return manifest.model_copy(update={"status": RunStatus.CRASHED, "error": reason,
-                                           "subtasks": subtasks})
-
-    try:
-        services.update_manifest(run_id, crash)
-    except ManifestError as exc:  # it died before writing one: nothing to mark there
-        log.warning("run %s has no manifest to mark crashed: %s", run_id, exc)
-    services.publish(run_id, RunEventKind.ERROR, message=reason)
-    services.publish(run_id, RunEventKind.RUN_FINISHED, message="crashed")
+    services.end_run(run_id, RunStatus.CRASHED, reason)
     for status in services.registry.statuses():
         if status.lease_run == run_id:
             services.registry.leases.release(status.info.serial, run_id)

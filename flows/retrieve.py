@@ -12,7 +12,6 @@ only; sub-flows report back to it through :class:`~flows.runtime.FlowServices`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from uuid import UUID
 
@@ -45,7 +44,6 @@ from flows.models import AppOutcome, RetrieveRequest, RunOutcome
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
-from storage import StorageError
 from tasks.run_steps import plan_query, report_run, transcribe_recording
 
 __all__ = [
@@ -57,8 +55,6 @@ __all__ = [
     "rewrite_goals",
     "synthesize_task",
 ]
-
-log = logging.getLogger(__name__)
 
 _JITTER = 0.2  # Prefect's retry jitter factor: each delay is drawn within 20 % either way
 _START_DELAY_CAP_S = 10.0
@@ -232,7 +228,7 @@ def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
         outcome = synthesize_task(run_id, plan, results, stopped)
     except Exception as exc:
         message = str(exc) if isinstance(exc, DroidRetrieverError) else f"{type(exc).__name__}: {exc}"
-        _record_failure(services, run_id, message)
+        services.end_run(run_id, RunStatus.FAILED, message)
         if isinstance(exc, DroidRetrieverError):
             raise
         # A foreign error (the Prefect API gone for longer than its clients wait, a bug):
@@ -262,22 +258,6 @@ def app_start_delays(window_s: float) -> list[float]:
     while sum(delays) * (1 - _JITTER) < window_s:
         delays.append(min(_START_DELAY_CAP_S, 2.0 ** (len(delays) + 1)))
     return delays
-
-
-def _record_failure(services: FlowServices, run_id: str, reason: str) -> None:
-    """The manifest says ``failed`` and why (sub-tasks left running -> failed); events say so."""
-    def fail(manifest: RunManifest) -> RunManifest:
-        subtasks = {sid: SubTaskStatus.FAILED if status is SubTaskStatus.RUNNING else status
-                    for sid, status in manifest.subtasks.items()}
-        return manifest.model_copy(update={"status": RunStatus.FAILED, "error": reason,
-                                           "subtasks": subtasks})
-
-    try:
-        services.update_manifest(run_id, fail)
-    except StorageError as exc:  # the original error matters more; the spool normally keeps it
-        log.warning("could not record the failure of run %s: %s", run_id, exc)
-    services.publish(run_id, RunEventKind.ERROR, message=reason)
-    services.publish(run_id, RunEventKind.RUN_FINISHED, message="failed")
 
 
 def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:

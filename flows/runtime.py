@@ -21,7 +21,7 @@ from celery import Celery
 
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
-from droidretriever.models import RunEvent, RunEventKind, RunManifest
+from droidretriever.models import RunEvent, RunEventKind, RunManifest, RunStatus, SubTaskStatus
 from droidretriever.redis_client import open_redis
 from storage import (
     ManifestStore,
@@ -83,6 +83,27 @@ class FlowServices:
             if run_id in self._manifests:
                 self._manifests[run_id] = written
             return written
+
+    def end_run(self, run_id: str, status: RunStatus, reason: str) -> None:
+        """Record that the run ended ``failed`` or ``crashed`` and why: manifest, then events.
+
+        Sub-tasks still ``running`` in the manifest become ``failed``: nothing runs
+        them any more. A manifest that cannot be written (none was, the store is
+        broken) is logged; the reason still goes out as an ``error`` event.
+        """
+        def end(manifest: RunManifest) -> RunManifest:
+            subtasks = {sid: SubTaskStatus.FAILED if sub is SubTaskStatus.RUNNING else sub
+                        for sid, sub in manifest.subtasks.items()}
+            return manifest.model_copy(update={"status": status, "error": reason,
+                                               "subtasks": subtasks})
+
+        try:
+            self.update_manifest(run_id, end)
+        except StorageError as exc:
+            log.warning("could not record in its manifest that run %s %s: %s", run_id,
+                        status.value, exc)
+        self.publish(run_id, RunEventKind.ERROR, message=reason)
+        self.publish(run_id, RunEventKind.RUN_FINISHED, message=status.value)
 
     def kept_manifest(self, run_id: str) -> RunManifest | None:
         """The manifest of a run this process owns, as last written (None for any other run)."""
