@@ -46,7 +46,7 @@ from prefect.states import Crashed
 from droidretriever.models import RunStatus, utcnow
 from flows.beacons import redis_uptime_s
 from flows.errors import FlowError
-from flows.keys import alive_key
+from flows.keys import alive_key, crash_claim_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
 from storage import StorageError
@@ -56,6 +56,7 @@ __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 log = logging.getLogger(__name__)
 
 _RETRIEVE_FLOW = "retrieve"
+_CLAIM_TTL_S = 60  # long enough to mark a run; a sweep that died meanwhile is redone after it
 
 
 def mark_run_crashed(services: FlowServices, run_id: str, reason: str) -> None:
@@ -99,6 +100,9 @@ def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:
         if run_id is None or started is None or utcnow() - started < timedelta(seconds=ttl_s):
             continue  # not one of ours, or too young to have lit its beacon for sure
         if services.redis.exists(alive_key(run_id)):
+            continue
+        # `status` and the subscriptions service may sweep at once: one of them marks it.
+        if not services.redis.set(crash_claim_key(run_id), "1", nx=True, ex=_CLAIM_TTL_S):
             continue
         found = CrashedRun(run_id=run_id, reason="the process running it ended before the "
                                                  "run finished (killed, or its machine restarted)")

@@ -20,6 +20,7 @@ from deploy.farm.launcher import (
     repair_farm,
     running_farm,
     wait_for_workers,
+    worker_process_name,
 )
 from deploy.farm.processes import (
     FarmManifest,
@@ -53,5 +54,6 @@ __all__ = [
     "stop_processes",
     "summarize_farm",
     "wait_for_workers",
+    "worker_process_name",
     "write_manifest",
 ]

@@ -43,6 +43,7 @@ __all__ = [
     "repair_farm",
     "running_farm",
     "wait_for_workers",
+    "worker_process_name",
 ]
 
 
@@ -80,14 +81,15 @@ def _wait_for_adb(host: str, port: int, count: int, timeout_s: float) -> tuple[s
     )
 
 
-def _worker_name(serial: str) -> str:
+def worker_process_name(serial: str) -> str:
+    """The name of a phone's worker process (its pid and log files under <state_dir>/farm)."""
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]", "_", serial)
 
 
 def _start_workers(settings: Settings, host: str, port: int,
                    serials: tuple[str, ...]) -> list[ProcessRecord]:
     records = [
-        start_process(settings.state_dir, _worker_name(serial), [
+        start_process(settings.state_dir, worker_process_name(serial), [
             "python", "-m", "tasks.worker.device_worker", "--serial", serial,
             "--adb-host", host, "--adb-port", str(port),
         ])
@@ -218,11 +220,11 @@ def repair_farm(settings: Settings, manifest: FarmManifest,
     repaired = manifest.model_copy(update={"processes": tuple(records.values())})
     if dead:
         write_manifest(settings.state_dir, repaired)
-    workers = {_worker_name(s): s for s in manifest.serials}
+    workers = {worker_process_name(s): s for s in manifest.serials}
     again = tuple(workers[p.name] for p in dead if p.name in workers)
     wait_for_workers(registry, again, timeout_s=wait_s, since=restarted_at)
     silent = [s for s in manifest.serials
-              if s not in again and _worker_name(s) in records and registry.last_heartbeat(s) is None]
+              if s not in again and worker_process_name(s) in records and registry.last_heartbeat(s) is None]
     if silent:
         raise FarmSetupError(
             f"the workers of {', '.join(silent)} run but do not beat (hung?)",
