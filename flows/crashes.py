@@ -25,6 +25,7 @@ trusts an absence only when Redis and the flow run are both older than one TTL.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from datetime import timedelta
 
@@ -43,13 +44,13 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.exceptions import PrefectException
 from prefect.states import Crashed
 
+from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import RunStatus, utcnow
 from flows.beacons import redis_uptime_s
 from flows.errors import FlowError
 from flows.keys import alive_key, crash_claim_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
-from storage import StorageError
 
 __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 
@@ -99,17 +100,23 @@ def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:
         started = flow_run.start_time or flow_run.created
         if run_id is None or started is None or utcnow() - started < timedelta(seconds=ttl_s):
             continue  # not one of ours, or too young to have lit its beacon for sure
-        if services.redis.exists(alive_key(run_id)):
-            continue
-        # `status` and the subscriptions service may sweep at once: one of them marks it.
-        if not services.redis.set(crash_claim_key(run_id), "1", nx=True, ex=_CLAIM_TTL_S):
-            continue
+        try:
+            if services.redis.exists(alive_key(run_id)):
+                continue
+            # `status` and the subscriptions service may sweep at once: one of them marks it.
+            if not services.redis.set(crash_claim_key(run_id), "1", nx=True, ex=_CLAIM_TTL_S):
+                continue
+        except redis.RedisError as exc:
+            raise FlowError(f"cannot read the beacon of run {run_id}: {exc}",
+                            hint="is Redis up? `droidretriever status`") from exc
         found = CrashedRun(run_id=run_id, reason="the process running it ended before the "
                                                  "run finished (killed, or its machine restarted)")
         try:
             mark_run_crashed(services, run_id, found.reason)
-        except (FlowError, StorageError, redis.RedisError) as exc:
+        except (DroidRetrieverError, redis.RedisError) as exc:
             log.warning("could not mark run %s crashed yet: %s", run_id, exc)
+            with contextlib.suppress(redis.RedisError):  # the next sweep tries again
+                services.redis.delete(crash_claim_key(run_id))
             continue
         log.info("%s", found.describe())
         crashed.append(found)

@@ -214,8 +214,9 @@ def _sweep_crashed_runs(settings: Settings) -> None:
     except DroidRetrieverError as exc:
         logging.getLogger(__name__).warning("crashed runs not looked for: %s", exc)
         return
+    notes = Console(stderr=True)  # stdout may be --json
     for found in crashed:
-        console.print(f"[dim]{escape(found.describe())}[/]", highlight=False)
+        notes.print(f"[dim]{escape(found.describe())}[/]", highlight=False)
 
 
 @app.command()
