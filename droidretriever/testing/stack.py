@@ -27,6 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from prefect.events.worker import EventsWorker
+from prefect.logging.handlers import APILogWorker
 from pydantic import BaseModel, ConfigDict
 
 from deploy.farm import (
@@ -124,6 +126,11 @@ class LocalStack:
         self._stop()
 
     def _stop(self) -> None:
+        # Prefect sends logs and events from one worker each per process, tied to the first
+        # server they met: hand them what they hold while this server still answers, so the
+        # next server in this process (a test harness) gets new ones instead of a dead URL.
+        APILogWorker.drain_all(timeout=60)
+        EventsWorker.drain_all(timeout=60)
         self._contexts.close()
         try:
             bring_down(self.settings)
