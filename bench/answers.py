@@ -43,8 +43,9 @@ from device_farm.sim import SimControlClient, load_catalog
 from droidretriever.config import load_settings
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import RunEventKind, new_id
+from droidretriever.redis_client import open_redis
 from droidretriever.suites import ReportScore, SuiteTask, load_suite, score_task_report
-from storage import RunEventReader, open_redis
+from storage import RunEventReader
 
 __all__ = ["SUITE_CHOICES", "TaskAnswer", "answer_task", "main", "old_rule_points"]
 

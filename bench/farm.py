@@ -18,7 +18,6 @@ import itertools
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
-from droidretriever.testing import free_port, wait_for_port
+from droidretriever.testing import free_port, running_redis, wait_for_port
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (
     DIAGNOSE,
@@ -202,17 +201,11 @@ the same measurement was 54-72 ms.
 
 def bench_workers(args: argparse.Namespace) -> None:
     """Dispatch overhead and throughput with real workers; writes the "farm" block."""
-    binary = shutil.which("redis-server")
-    if binary is None:
+    if shutil.which("redis-server") is None:
         sys.exit("redis-server is not installed")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp) / "redis") as redis_url:
         state = Path(tmp)
-        redis_port = free_port()
-        redis_proc = subprocess.Popen(
-            [binary, "--port", str(redis_port), "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL)
-        wait_for_port(redis_port)
-        os.environ["DROIDRETRIEVER_REDIS__URL"] = f"redis://127.0.0.1:{redis_port}/0"
+        os.environ["DROIDRETRIEVER_REDIS__URL"] = redis_url
         os.environ["DROIDRETRIEVER_STATE_DIR"] = str(state)
         settings = load_settings()
         app = create_celery_app(settings)
@@ -234,8 +227,6 @@ def bench_workers(args: argparse.Namespace) -> None:
                 print(f"{phones} phones: {rates[phones]:.1f} sub-tasks/min", flush=True)
         finally:
             app.close()
-            redis_proc.terminate()
-            redis_proc.wait(timeout=10)
     base = rates[min(rates)]
     rows = "\n".join(
         f"| {n} | {rate:.1f} | {rate / base:.2f}x |" for n, rate in sorted(rates.items()))

@@ -25,7 +25,8 @@ from bench.results import percentile, summarize_ms, write_section
 from deploy.local import RedisService, SeaweedService, ensure_stack_secrets, is_port_free
 from droidretriever.config import RedisSettings, S3Settings, Settings, StackSettings, load_settings
 from droidretriever.models import RunEvent, RunEventKind
-from storage import FakeObjectStore, RunEventPublisher, RunEventReader, S3ObjectStore, open_redis
+from droidretriever.redis_client import open_redis
+from storage import FakeObjectStore, RunEventPublisher, RunEventReader, S3ObjectStore
 
 __all__ = ["main"]
 

@@ -18,16 +18,9 @@ from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, DeviceStatus, InflightTask
 from droidretriever.config import FarmSettings, Settings
 from droidretriever.models import InstalledApp
+from droidretriever.redis_client import open_redis
 
-__all__ = ["DeviceRegistry", "open_redis"]
-
-
-def open_redis(url: str) -> redis.Redis[bytes]:
-    """A client for ``url`` that gives up fast and keeps its sockets alive."""
-    return redis.Redis.from_url(
-        url, socket_connect_timeout=3, socket_timeout=10, socket_keepalive=True,
-        health_check_interval=15,
-    )
+__all__ = ["DeviceRegistry"]
 
 
 class DeviceRegistry:
@@ -39,9 +32,14 @@ class DeviceRegistry:
         self.leases = LeaseManager(client, farm.lease_ttl_s)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> DeviceRegistry:
-        """A registry on ``settings.redis.url`` with ``settings.farm`` timings."""
-        return cls(open_redis(settings.redis.url), settings.farm)
+    def from_settings(cls, settings: Settings, *,
+                      retry_window_s: float | None = None) -> DeviceRegistry:
+        """A registry on ``settings.redis`` with ``settings.farm`` timings.
+
+        Its client rides out a Redis restart (``redis.retry_window_s``); pass
+        ``retry_window_s=0`` for a look that must answer now (``status``).
+        """
+        return cls(open_redis(settings.redis, retry_window_s=retry_window_s), settings.farm)
 
     @property
     def client(self) -> redis.Redis[bytes]:

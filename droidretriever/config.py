@@ -100,6 +100,9 @@ class RedisSettings(_Section):
     # May hold a password (redis://:password@host:port/db); the local stack's is filled in
     # from the generated secret when the URL names none. Shown only through masked_url.
     url: str = "redis://127.0.0.1:6390/0"
+    # How long a client keeps retrying a Redis that does not answer (a restart) before it
+    # gives up: a restart of up to a minute is ridden out.
+    retry_window_s: float = Field(default=90.0, ge=0, le=600)
 
     @field_validator("url")
     @classmethod
@@ -157,6 +160,9 @@ class S3Settings(_Section):
     region: str = "us-east-1"
     retries: int = Field(default=3, ge=0, le=10)
     timeout_s: float = Field(default=10.0, gt=0)
+    # How long a read keeps retrying an unreachable store (a restart) before it gives up;
+    # writes go to the spool after ``retries`` instead.
+    retry_window_s: float = Field(default=90.0, ge=0, le=600)
 
     @field_validator("bucket")
     @classmethod
@@ -208,6 +214,8 @@ class PrefectSettings(_Section):
     def managed(self) -> bool:
         """An API on loopback: the local stack's Prefect server, started by ``up``."""
         return is_loopback(self.api_url.host)
+    # How long Prefect clients keep retrying an API that does not answer (a restart).
+    retry_window_s: float = Field(default=90.0, ge=0, le=600)
 
     @property
     def port(self) -> int:
@@ -218,6 +226,18 @@ class PrefectSettings(_Section):
         """The Prefect UI: the API URL without its ``/api`` path."""
         return str(self.api_url).rstrip("/").removesuffix("/api")
 
+    @property
+    def client_max_retries(self) -> int:
+        """Prefect client retries that wait out ``retry_window_s``.
+
+        Prefect waits 2, 4, 8, ... s between tries, each within 20 % either way
+        (its default jitter); count the shortest draws so the window is a lower bound.
+        """
+        retries = 0
+        while 0.8 * (2 ** (retries + 1) - 2) < self.retry_window_s:
+            retries += 1
+        return retries
+
     def client_env(self) -> dict[str, str]:
         """Environment for a process that runs Prefect code against this server.
 
@@ -227,6 +247,7 @@ class PrefectSettings(_Section):
         """
         env = {
             "PREFECT_API_URL": str(self.api_url).rstrip("/"),
+            "PREFECT_CLIENT_MAX_RETRIES": str(self.client_max_retries),
             "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "DO_NOT_TRACK": "1",

@@ -36,10 +36,11 @@ from droidretriever.models import (
     SubTaskStatus,
     Trace,
 )
+from flows.beacons import Beacon
 from flows.dispatch import LeaseKeeper, navigate_subtask
 from flows.errors import AttemptFailedError
+from flows.keys import waiting_key
 from flows.models import AppOutcome, PersonInput
-from flows.pauses import WaitingBeacon
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
@@ -150,7 +151,8 @@ def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtas
     ttl_s = services.settings.farm.lease_ttl_s
     # The beacon tells `resume` that this process still waits here (flows/pauses.py).
     with LeaseKeeper(services.registry.leases, serial, run_id, ttl_s), \
-            WaitingBeacon(services.redis, flow_run_id, run_id, ttl_s):
+            Beacon(services.redis, waiting_key(flow_run_id) if flow_run_id else None, run_id,
+                   ttl_s):
         try:
             return pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
                                   poll_interval=_PAUSE_POLL_S,

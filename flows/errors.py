@@ -3,8 +3,11 @@
     droidretriever.errors.DroidRetrieverError
      +-- FlowError                     anything flows/ raises on purpose
           +-- NoAppsError              no phone of the farm has an app the question needs
-          +-- AttemptFailedError            one try of a sub-task failed; Prefect retries it with tips
           +-- ModelConfigError         a role's model refused requests (4xx): the run stops with the fix
+          +-- AttemptFailedError       one try of a sub-task failed; Prefect retries it with tips
+          +-- AppNotStartedError       an app's sub-flow could not be created (Prefect API
+          |                            unreachable); Prefect retries the app once it answers
+          +-- RunFailedError           a run ended failed; says why (the flow's own faults)
           +-- RunNotPausedError        resume asked for a run that waits for nobody
           +-- RunOrphanedError         resume asked for a run whose process has ended
           +-- SubscriptionError        a subscription is unknown or cannot be scheduled
@@ -20,11 +23,13 @@ from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import SubTaskResult
 
 __all__ = [
+    "AppNotStartedError",
     "AttemptFailedError",
     "FlowError",
     "ModelConfigError",
     "NoAppsError",
     "NotifierError",
+    "RunFailedError",
     "RunNotPausedError",
     "RunOrphanedError",
     "SubscriptionError",
@@ -56,6 +61,12 @@ class ModelConfigError(FlowError):
 
     Not a fallback: the run stops, naming the role and the fix; it is never retried.
     """
+class AppNotStartedError(FlowError):
+    """An app's sub-flow was not created: the Prefect API did not answer (a restart)."""
+
+
+class RunFailedError(FlowError):
+    """A run ended failed; the message says why and the manifest records it."""
 
 
 class RunNotPausedError(FlowError):

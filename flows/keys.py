@@ -1,5 +1,7 @@
 """The flows' Redis keys, in one place.
 
+    flows:alive:<run_id>                 STR   the process running the run is alive (flows.crashes)
+    flows:crashing:<run_id>              STR   a sweep is marking the run crashed (flows.crashes)
     flows:stop:<run_id>                  STR   a person asked the run to stop and report (flows.stop)
     flows:tips:<run_id>:<subtask_id>     LIST  reflection tips from failed tries (flows.dispatch)
     flows:waiting:<flow_run_id>          STR   a process waits in this paused sub-flow (flows.pauses)
@@ -9,7 +11,17 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["stop_key", "tips_key", "waiting_key"]
+__all__ = ["alive_key", "crash_claim_key", "stop_key", "tips_key", "waiting_key"]
+
+
+def alive_key(run_id: str) -> str:
+    """The Redis key that is set while a process runs ``run_id`` (its beacon)."""
+    return f"flows:alive:{run_id}"
+
+
+def crash_claim_key(run_id: str) -> str:
+    """The Redis key a sweep takes (SET NX) before it marks ``run_id`` crashed."""
+    return f"flows:crashing:{run_id}"
 
 
 def stop_key(run_id: str) -> str:

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from droidretriever.models import Frozen, PageMode, Report, RiskCategory, SubTaskResult
 
-__all__ = ["AppOutcome", "PersonInput", "RetrieveRequest", "RunOutcome"]
+__all__ = ["AppOutcome", "CrashedRun", "PersonInput", "RetrieveRequest", "RunOutcome"]
 
 
 
@@ -59,6 +59,17 @@ class RunOutcome(Frozen):
     html_key: str
     flow_run_id: str | None = None
     stopped: bool = False  # a person asked to stop early; the report uses what was captured
+
+
+class CrashedRun(Frozen):
+    """A run found crashed (its process ended before it finished) and marked so."""
+
+    run_id: str
+    reason: str
+
+    def describe(self) -> str:
+        """One line for a person."""
+        return f"run {self.run_id} crashed: {self.reason}"
 
 
 class PersonInput(RunInput):

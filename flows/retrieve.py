@@ -13,13 +13,17 @@ only; sub-flows report back to it through :class:`~flows.runtime.FlowServices`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from uuid import UUID
 
-from prefect import flow, get_run_logger, task
+import httpx
+from prefect import Task, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import State, TaskRun
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as current_run
 
 from droidretriever.config import load_settings
+from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import (
     Edge,
     Plan,
@@ -36,14 +40,27 @@ from droidretriever.models import (
     tally_fallbacks,
 )
 from flows.app_flow import run_app
-from flows.errors import FlowError, NoAppsError
+from flows.beacons import Beacon
+from flows.errors import AppNotStartedError, FlowError, NoAppsError, RunFailedError
+from flows.keys import alive_key
 from flows.models import AppOutcome, RetrieveRequest, RunOutcome
-from flows.runtime import open_services
+from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
 from tasks.run_steps import plan_query, report_run, transcribe_recording
 
-__all__ = ["app_groups", "decompose_task", "retrieve", "rewrite_goals", "synthesize_task"]
+__all__ = [
+    "app_groups",
+    "app_start_delays",
+    "decompose_task",
+    "retrieve",
+    "retry_unstarted_app",
+    "rewrite_goals",
+    "synthesize_task",
+]
+
+_JITTER = 0.2  # Prefect's retry jitter factor: each delay is drawn within 20 % either way
+_START_DELAY_CAP_S = 10.0
 
 
 def _run_name() -> str:
@@ -86,12 +103,40 @@ def decompose_task(query: Query) -> Plan:
     return plan
 
 
-@task(name="app", task_run_name="{app_label}", cache_policy=NO_CACHE)
+def retry_unstarted_app(task: Task[..., object], task_run: TaskRun,
+                        state: State[object]) -> bool:
+    """Prefect retries an app only when its sub-flow could not even be created.
+
+    Creating a sub-flow opens a new Prefect client, which (unlike the run's own)
+    fails at once when the server is restarting; nothing of the app ran yet, so
+    trying again is safe. The retries wait 2, 4, 8, then 10 s each, as many as add
+    up to ``prefect.retry_window_s`` (:func:`app_start_delays`).
+    """
+    try:
+        error = state.result(raise_on_failure=False)
+    except Exception:  # an unreadable state: do not guess, do not retry
+        return False
+    return isinstance(error, AppNotStartedError)
+
+
+@task(name="app", task_run_name="{app_label}", cache_policy=NO_CACHE,
+      retry_condition_fn=retry_unstarted_app)
 def app_task(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
              navigate_task: str, edges: list[Edge], upstream: list[AppOutcome]) -> AppOutcome:
     """Run one app's sub-flow once the apps it depends on have answered."""
-    return run_app(run_id, app_label, package, rewrite_goals(subtasks, edges, upstream),
-                   navigate_task)
+    try:
+        return run_app(run_id, app_label, package, rewrite_goals(subtasks, edges, upstream),
+                       navigate_task)
+    except httpx.TransportError as exc:
+        manifest = open_services(load_settings()).kept_manifest(run_id)
+        started = manifest is None or any(
+            manifest.subtasks.get(s.id, SubTaskStatus.PENDING) is not SubTaskStatus.PENDING
+            for s in subtasks)
+        if started:
+            raise
+        raise AppNotStartedError(
+            f"{app_label} could not start: the Prefect API did not answer ({exc})",
+            hint="is the Prefect server up? `droidretriever status`") from exc
 
 
 @task(name="synthesize", cache_policy=NO_CACHE, retries=1)
@@ -155,13 +200,27 @@ def _dependencies(plan: Plan, package: str) -> set[str]:
 
 @flow(name="retrieve", flow_run_name=_run_name, validate_parameters=True)
 def retrieve(request: RetrieveRequest) -> RunOutcome:
-    """Answer ``request`` from the apps on the farm's phones; the report is stored and returned."""
+    """Answer ``request`` from the apps on the farm's phones; the report is stored and returned.
+
+    While it runs, this process keeps the run's beacon lit, so that a sweep
+    (flows.crashes) can tell when the process dies and mark the run crashed.
+    """
     services = open_services(load_settings())
     run_id = request.run_id or new_id("run")
     flow_run_id = current_flow_run_id()
     add_flow_run_tags(flow_run_id, [f"run:{run_id}"])
+    with Beacon(services.redis, alive_key(run_id), str(flow_run_id),
+                services.settings.farm.lease_ttl_s):
+        try:
+            return _answer(services, request, run_id, flow_run_id)
+        finally:
+            services.finish_manifest(run_id)
+
+
+def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
+            flow_run_id: UUID | None) -> RunOutcome:
     query = transcribe_task(request)
-    services.manifests.write(RunManifest(
+    services.start_manifest(RunManifest(
         run_id=run_id, query=query, status=RunStatus.RUNNING,
         prefect_flow_run_id=str(flow_run_id) if flow_run_id else None))
     services.publish(run_id, RunEventKind.RUN_STARTED, message=query.text)
@@ -184,12 +243,15 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
         stopped = is_stop_requested(services.redis, run_id)
         outcome = synthesize_task(run_id, plan, results, stopped)
     except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        services.update_manifest(run_id, lambda m: m.model_copy(update={
-            "status": RunStatus.FAILED, "error": message}))
-        services.publish(run_id, RunEventKind.ERROR, message=message)
-        services.publish(run_id, RunEventKind.RUN_FINISHED, message="failed")
-        raise
+        message = str(exc) if isinstance(exc, DroidRetrieverError) else f"{type(exc).__name__}: {exc}"
+        services.end_run(run_id, RunStatus.FAILED, message)
+        if isinstance(exc, DroidRetrieverError):
+            raise
+        # A foreign error (the Prefect API gone for longer than its clients wait, a bug):
+        # the person gets one line; the traceback stays in the Prefect UI and --debug.
+        raise RunFailedError(f"run {run_id} failed: {message}",
+                             hint="see `droidretriever status` and the run in the Prefect UI; "
+                                  "ask again once every service is healthy") from exc
     services.update_manifest(run_id, lambda m: m.model_copy(update={
         "status": RunStatus.STOPPED if stopped else RunStatus.COMPLETED,
         "report_key": outcome.markdown_key, "tokens": outcome.report.tokens,
@@ -203,13 +265,29 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
     return outcome.model_copy(update={"flow_run_id": str(flow_run_id) if flow_run_id else None})
 
 
+def app_start_delays(window_s: float) -> list[float]:
+    """Seconds between tries of an app that could not start: 2, 4, 8, then 10 each.
+
+    As many as wait out ``window_s`` with the shortest jitter draws; capped at 10 s
+    so that a server back after a minute is seen within seconds, not a minute later.
+    """
+    delays: list[float] = []
+    while sum(delays) * (1 - _JITTER) < window_s:
+        delays.append(min(_START_DELAY_CAP_S, 2.0 ** (len(delays) + 1)))
+    return delays
+
+
 def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:
     """Start every app's sub-flow as soon as the apps feeding it are done; wait for all."""
     futures: dict[str, PrefectFuture[AppOutcome]] = {}
+    # Retries of an app whose sub-flow could not be created wait out a Prefect restart.
+    delays = app_start_delays(load_settings().prefect.retry_window_s)
+    start_app = app_task.with_options(retries=len(delays), retry_delay_seconds=delays,
+                                      retry_jitter_factor=_JITTER)
     for package, subtasks in app_groups(plan):
         upstream = [futures[p] for p in sorted(_dependencies(plan, package))]
         edges = [e for e in plan.edges if e.target in {s.id for s in subtasks}]
-        futures[package] = app_task.submit(
+        futures[package] = start_app.submit(
             run_id, subtasks[0].app_label, package, subtasks, navigate_task, edges,
             upstream)  # type: ignore[arg-type]  # Prefect resolves the futures first
     return [future.result() for future in futures.values()]

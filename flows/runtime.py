@@ -3,33 +3,36 @@
 Flow and task parameters stay plain JSON (Prefect sends them to its API), so
 the clients are not parameters: each process builds them once from
 ``load_settings()`` (:func:`open_services`) and reuses them across runs. The
-manifest of a run is written only by its flow process; sub-flows of parallel
-apps share one lock so their read-modify-writes do not interleave.
+manifest of a run is written only by its flow process, which keeps it in
+memory and writes it whole on every change (never reading the store first, so
+a store that is down only sends the write to the spool); sub-flows of parallel
+apps share one lock so their changes do not interleave.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import redis
 from celery import Celery
 
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
-from droidretriever.models import RunEvent, RunEventKind, RunManifest
+from droidretriever.models import RunEvent, RunEventKind, RunManifest, RunStatus, SubTaskStatus
+from droidretriever.redis_client import open_redis
 from storage import (
     ManifestStore,
     ObjectStore,
     RunEventPublisher,
     StorageError,
     open_object_store,
-    open_redis,
 )
 from tasks.worker import FarmClient, create_celery_app
 
-__all__ = ["FlowServices", "open_services"]
+__all__ = ["FlowServices", "open_services", "use_prefect_server"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ class FlowServices:
         self.farm = FarmClient(self.celery)
         self.registry = DeviceRegistry.from_settings(settings)
         self._manifest_lock = threading.Lock()
+        self._manifests: dict[str, RunManifest] = {}  # runs this process owns, as last written
 
     def publish(self, run_id: str, kind: RunEventKind, **attachments: object) -> None:
         """Publish a live event; a failing event stream is logged, the run goes on."""
@@ -60,11 +64,82 @@ class FlowServices:
             # Events feed live views; the manifest is the record and is written regardless.
             log.warning("could not publish %s for run %s: %s", kind.value, run_id, exc)
 
+    def start_manifest(self, manifest: RunManifest) -> RunManifest:
+        """Write a new run's manifest and keep it: this process owns the run from now on."""
+        with self._manifest_lock:
+            written = self._manifests[manifest.run_id] = self.manifests.write(manifest)
+            return written
+
     def update_manifest(self, run_id: str,
                         change: Callable[[RunManifest], RunManifest]) -> RunManifest:
-        """Read-modify-write the run's manifest under this process's lock."""
+        """Change the run's manifest and write it whole, under this process's lock.
+
+        A run this process owns is changed from the copy it keeps (no read); any
+        other run (a resume, a crashed run's sweep) is read from the store first.
+        """
         with self._manifest_lock:
-            return self.manifests.update(run_id, change)
+            current = self._manifests.get(run_id) or self.manifests.read(run_id)
+            written = self.manifests.apply(current, change)
+            if run_id in self._manifests:
+                self._manifests[run_id] = written
+            return written
+
+    def end_run(self, run_id: str, status: RunStatus, reason: str) -> None:
+        """Record that the run ended ``failed`` or ``crashed`` and why: manifest, then events.
+
+        Sub-tasks still ``running`` in the manifest become ``failed``: nothing runs
+        them any more. A manifest that cannot be written (none was, the store is
+        broken) is logged; the reason still goes out as an ``error`` event.
+        """
+        def end(manifest: RunManifest) -> RunManifest:
+            subtasks = {sid: SubTaskStatus.FAILED if sub is SubTaskStatus.RUNNING else sub
+                        for sid, sub in manifest.subtasks.items()}
+            return manifest.model_copy(update={"status": status, "error": reason,
+                                               "subtasks": subtasks})
+
+        try:
+            self.update_manifest(run_id, end)
+        except StorageError as exc:
+            log.warning("could not record in its manifest that run %s %s: %s", run_id,
+                        status.value, exc)
+        self.publish(run_id, RunEventKind.ERROR, message=reason)
+        self.publish(run_id, RunEventKind.RUN_FINISHED, message=status.value)
+
+    def kept_manifest(self, run_id: str) -> RunManifest | None:
+        """The manifest of a run this process owns, as last written (None for any other run)."""
+        with self._manifest_lock:
+            return self._manifests.get(run_id)
+
+    def finish_manifest(self, run_id: str) -> None:
+        """Forget the copy of a run that has ended (its last write is in the store)."""
+        with self._manifest_lock:
+            self._manifests.pop(run_id, None)
+
+
+@contextmanager
+def use_prefect_server(settings: Settings) -> Iterator[None]:
+    """Run Prefect code in this process against ``settings.prefect``, riding out its restarts.
+
+    The same settings :meth:`~droidretriever.config.PrefectSettings.client_env` gives a
+    child process: the server's URL and credentials, never a temporary server, and enough client
+    retries (Prefect's own, with backoff and jitter) to wait out ``retry_window_s``.
+    """
+    from prefect.settings import (
+        PREFECT_API_AUTH_STRING,
+        PREFECT_API_URL,
+        PREFECT_CLIENT_MAX_RETRIES,
+        PREFECT_SERVER_ALLOW_EPHEMERAL_MODE,
+        temporary_settings,
+    )
+
+    auth = settings.prefect.auth_string
+    with temporary_settings({
+        PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/"),
+        PREFECT_API_AUTH_STRING: auth.get_secret_value() if auth is not None else None,
+        PREFECT_CLIENT_MAX_RETRIES: settings.prefect.client_max_retries,
+        PREFECT_SERVER_ALLOW_EPHEMERAL_MODE: False,
+    }):
+        yield
 
 
 def open_services(settings: Settings) -> FlowServices:

@@ -6,7 +6,9 @@ subscription's flow runs; this process executes them. Prefect's ``serve()``
 serves the deployments it started with, so this process supervises a child that
 serves them and restarts it whenever the set of subscriptions (or a schedule)
 changes, checked every ``--interval`` seconds. What it serves is written to
-``--status-file`` for ``droidretriever status``.
+``--status-file`` for ``droidretriever status``. At each check it also marks
+crashed the runs whose process died (:func:`flows.crashes.sweep_crashed_runs`),
+so a killed ``ask`` is found while the stack runs, whether or not anyone looks.
 
 Both processes talk to the Prefect server the settings name
 (``DROIDRETRIEVER_PREFECT__API_URL``), never to a temporary one.
@@ -26,7 +28,10 @@ from pathlib import Path
 from types import FrameType
 
 from droidretriever.config import Settings, load_settings
+from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import ServingStatus
+from flows.crashes import sweep_crashed_runs
+from flows.runtime import open_services
 from flows.subscriptions import SubscriptionStore, deployment_name, to_deployment
 from storage import StorageError, open_object_store
 
@@ -102,6 +107,7 @@ def supervise(settings: Settings, status_file: Path | None, interval_s: float) -
             while child.poll() is None:
                 _report(status_file, child.pid, signature, error)
                 time.sleep(interval_s)
+                _sweep(settings)
                 try:
                     if subscription_signature(store) != signature:
                         log.info("subscriptions changed; restarting the serving process")
@@ -122,6 +128,15 @@ def supervise(settings: Settings, status_file: Path | None, interval_s: float) -
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
+
+
+def _sweep(settings: Settings) -> None:
+    """Mark crashed the runs whose process died; a sweep that cannot run now is logged."""
+    try:
+        for found in sweep_crashed_runs(open_services(settings)):
+            log.warning("%s", found.describe())
+    except DroidRetrieverError as exc:
+        log.warning("crashed runs not looked for: %s", exc)
 
 
 def _report(path: Path | None, child_pid: int | None,

@@ -18,7 +18,7 @@ from storage.errors import (
     StoreAccessError,
     StoreUnavailableError,
 )
-from storage.events import RunEventPublisher, RunEventReader, iter_replay, open_redis
+from storage.events import RunEventPublisher, RunEventReader, iter_replay
 from storage.fake import FakeObjectStore
 from storage.keys import RunKeys, route_memory_key
 from storage.manifests import ManifestStore
@@ -49,7 +49,6 @@ __all__ = [
     "guess_content_type",
     "iter_replay",
     "open_object_store",
-    "open_redis",
     "read_spool_usage",
     "route_memory_key",
 ]

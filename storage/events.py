@@ -27,7 +27,6 @@ from typing import Any, TypeVar, cast
 import redis
 from pydantic import ValidationError
 
-from droidretriever.config import RedisSettings
 from droidretriever.models import RunEvent, RunEventKind
 from storage.errors import EventStreamError, ObjectNotFoundError, StorageError
 from storage.keys import RunKeys, seq_key, stream_key
@@ -38,7 +37,6 @@ __all__ = [
     "RunEventPublisher",
     "RunEventReader",
     "iter_replay",
-    "open_redis",
 ]
 
 T = TypeVar("T")
@@ -64,13 +62,6 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return seq
 """
-
-
-def open_redis(settings: RedisSettings, *, read_timeout_s: float = 10.0) -> redis.Redis[bytes]:
-    """A Redis client for ``settings.url`` (bytes responses; each caller owns its client)."""
-    return redis.Redis.from_url(
-        settings.url, socket_connect_timeout=2.0, socket_timeout=read_timeout_s
-    )
 
 
 def _redis_call(what: str, operation: Callable[[], T]) -> T:

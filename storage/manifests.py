@@ -1,7 +1,11 @@
 """Run manifests: ``runs/<run_id>/manifest.json`` is the system of record for a run.
 
-The flow that owns a run is its only writer (sub-flows report back to it), so
-a read-modify-write here does not race; ``updated_at`` is stamped on every write.
+The flow that owns a run is its only writer (sub-flows report back to it). It
+keeps the run's manifest itself and writes it whole (:meth:`ManifestStore.apply`),
+so an update never needs to read the store first: with the object store down,
+the write goes to the spool and the run goes on. ``updated_at`` is stamped on
+every write. :meth:`ManifestStore.update` (read, change, write) is for the
+processes that do not own the run (``resume``, the sweep of crashed runs).
 """
 
 from __future__ import annotations
@@ -57,12 +61,17 @@ class ManifestStore:
         return self._store.exists(RunKeys(run_id).manifest)
 
     def update(self, run_id: str, change: Callable[[RunManifest], RunManifest]) -> RunManifest:
-        """Read, apply ``change``, re-validate and write back; returns what was written.
+        """Read, apply ``change``, re-validate and write back; returns what was written."""
+        return self.apply(self.read(run_id), change)
+
+    def apply(self, current: RunManifest,
+              change: Callable[[RunManifest], RunManifest]) -> RunManifest:
+        """Apply ``change`` to ``current``, re-validate and write the whole; no read.
 
         ``change`` returns a new manifest (``m.model_copy(update=...)`` is fine:
         the result is validated again here, so a bad field cannot slip through).
         """
-        current = self.read(run_id)
+        run_id = current.run_id
         changed = change(current)
         if changed.run_id != run_id:
             raise ManifestError(

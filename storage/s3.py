@@ -3,11 +3,18 @@
 All retrying of transient faults happens here, once: the SDK's own urllib3
 retries are switched off so a dead server is not retried twice over. Foreign
 exceptions (minio, urllib3) are translated in :meth:`S3ObjectStore._call` only.
+
+Writes and reads wait differently for a store that does not answer: a write
+gives up after ``s3.retries`` quick retries (the spooling wrapper keeps it on
+local disk instead), while a read has nowhere else to go and keeps retrying for
+``s3.retry_window_s``, so a restart of the store (about a minute at most) only
+makes it slower.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import random
 import threading
 import time
@@ -49,9 +56,10 @@ class S3ObjectStore:
     """An :class:`~storage.objects.ObjectStore` on one bucket of an S3-compatible server.
 
     The bucket is created on first write if it does not exist. Transient faults
-    are retried ``settings.retries`` times with exponential backoff and jitter;
-    then :class:`StoreUnavailableError` is raised (a spooling wrapper turns that
-    into a local write).
+    are retried with exponential backoff and jitter: ``settings.retries`` times
+    for a write, for ``settings.retry_window_s`` for anything else; then
+    :class:`StoreUnavailableError` is raised (a spooling wrapper turns that into a
+    local write).
     """
 
     def __init__(self, settings: S3Settings, *, backoff_s: float = 0.1) -> None:
@@ -179,8 +187,8 @@ class S3ObjectStore:
     # ------------------------------------------------------------------ extras
 
     def ping(self) -> None:
-        """Raise a StorageError unless the server answers an authenticated request."""
-        self._call(self._client.list_buckets, key="")
+        """Raise a StorageError unless the server answers an authenticated request (no waiting)."""
+        self._call(self._client.list_buckets, key="", quick=True)
 
     def ensure_bucket(self) -> None:
         """Create the bucket if it is missing (idempotent, also across processes)."""
@@ -196,7 +204,7 @@ class S3ObjectStore:
                         if exc.code not in {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}:
                             raise
 
-            self._call(create, key="")
+            self._call(create, key="", quick=True)
             self._bucket_ready = True
 
     # ------------------------------------------------------------------ internals
@@ -205,18 +213,22 @@ class S3ObjectStore:
         if not self._bucket_ready:
             self.ensure_bucket()
         try:
-            self._call(upload, key=key)
+            self._call(upload, key=key, quick=True)
         except ObjectNotFoundError:
             # The bucket was removed behind our back: create it again, once.
             self._bucket_ready = False
             self.ensure_bucket()
-            self._call(upload, key=key)
+            self._call(upload, key=key, quick=True)
 
-    def _call(self, operation: Callable[[], T], *, key: str) -> T:
-        """Run one SDK call with bounded retries; translate every foreign error here."""
-        attempts = self._settings.retries + 1
+    def _call(self, operation: Callable[[], T], *, key: str, quick: bool = False) -> T:
+        """Run one SDK call with bounded retries; translate every foreign error here.
+
+        ``quick`` (writes, which the spool keeps, and health probes) gives up after
+        ``retries``; anything else retries until ``retry_window_s`` has passed.
+        """
+        deadline = time.monotonic() + self._settings.retry_window_s
         last: Exception | None = None
-        for attempt in range(attempts):
+        for attempt in itertools.count():
             try:
                 return operation()
             except S3Error as exc:
@@ -238,10 +250,11 @@ class S3ObjectStore:
                 last = exc
             except OSError as exc:  # reading the local file for put_file
                 raise StorageError(f"cannot read local file for {key!r}: {exc}") from exc
-            if attempt + 1 < attempts:
-                # Exponential backoff with full jitter, capped: transient faults are short.
-                delay = min(2.0, self._backoff_s * 2**attempt)
-                time.sleep(random.uniform(delay / 2, delay))
+            if attempt >= self._settings.retries if quick else time.monotonic() >= deadline:
+                break
+            # Exponential backoff with equal jitter, capped at 2 s between tries.
+            delay = min(2.0, self._backoff_s * 2 ** min(attempt, 16))
+            time.sleep(random.uniform(delay / 2, delay))
         raise StoreUnavailableError(
             f"the object store at {self.endpoint} is unreachable "
             f"({type(last).__name__}: {str(last)[:160]})",

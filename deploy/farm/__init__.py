@@ -17,8 +17,10 @@ from deploy.farm.launcher import (
     bring_up_emulators,
     bring_up_sim,
     ensure_sim_farm,
+    repair_farm,
     running_farm,
     wait_for_workers,
+    worker_process_name,
 )
 from deploy.farm.processes import (
     FarmManifest,
@@ -45,11 +47,13 @@ __all__ = [
     "farm_dir",
     "is_running",
     "read_manifest",
+    "repair_farm",
     "running_farm",
     "start_process",
     "stop_process",
     "stop_processes",
     "summarize_farm",
     "wait_for_workers",
+    "worker_process_name",
     "write_manifest",
 ]

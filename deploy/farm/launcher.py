@@ -2,12 +2,18 @@
 
 Used by ``droidretriever farm up|down``; everything runs as background
 processes recorded in ``<state_dir>/farm/farm.json`` (see deploy.farm.processes).
+``droidretriever up`` repairs a farm that is up with dead processes
+(:func:`repair_farm`): the virtual phones, workers and monitor are started again
+with their recorded command lines; an emulator is not (it boots for minutes:
+``farm down`` and ``farm up`` is the way), and neither is a worker that runs but
+does not beat: both are errors that say what to do.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from datetime import UTC, datetime
 
 import redis
 
@@ -34,8 +40,10 @@ __all__ = [
     "bring_up_emulators",
     "bring_up_sim",
     "ensure_sim_farm",
+    "repair_farm",
     "running_farm",
     "wait_for_workers",
+    "worker_process_name",
 ]
 
 
@@ -73,14 +81,15 @@ def _wait_for_adb(host: str, port: int, count: int, timeout_s: float) -> tuple[s
     )
 
 
-def _worker_name(serial: str) -> str:
+def worker_process_name(serial: str) -> str:
+    """The name of a phone's worker process (its pid and log files under <state_dir>/farm)."""
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]", "_", serial)
 
 
 def _start_workers(settings: Settings, host: str, port: int,
                    serials: tuple[str, ...]) -> list[ProcessRecord]:
     records = [
-        start_process(settings.state_dir, _worker_name(serial), [
+        start_process(settings.state_dir, worker_process_name(serial), [
             "python", "-m", "tasks.worker.device_worker", "--serial", serial,
             "--adb-host", host, "--adb-port", str(port),
         ])
@@ -161,31 +170,77 @@ def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
 
 
 def ensure_sim_farm(settings: Settings, phones: int,
-                    wait_s: float = 90.0) -> tuple[FarmManifest, bool]:
-    """A farm of ``phones`` virtual phones, started unless one is up; (manifest, started now).
+                    wait_s: float = 90.0) -> tuple[FarmManifest, bool, tuple[str, ...]]:
+    """A farm of ``phones`` virtual phones, started unless one is up.
 
-    A farm already up (any mode, any size) is left as it is: ``droidretriever up``
-    stays idempotent, and changing the farm is ``farm down`` then ``farm up``.
+    Returns the manifest, whether the farm was started now, and the processes of
+    a farm already up that had died and were started again (:func:`repair_farm`).
+    A farm already up (any mode, any size) is otherwise left as it is:
+    ``droidretriever up`` stays idempotent, and changing the farm is ``farm down``
+    then ``farm up``.
     """
     manifest = running_farm(settings)
     if manifest is not None:
-        return manifest, False
+        manifest, restarted = repair_farm(settings, manifest, wait_s)
+        return manifest, False, restarted
     manifest = bring_up_sim(settings, phones)
     try:
         wait_for_workers(DeviceRegistry.from_settings(settings), manifest.serials, timeout_s=wait_s)
     except FarmSetupError:
         bring_down(settings)  # nothing half-started is left behind
         raise
-    return manifest, True
+    return manifest, True, ()
+
+
+def repair_farm(settings: Settings, manifest: FarmManifest,
+                wait_s: float = 90.0) -> tuple[FarmManifest, tuple[str, ...]]:
+    """Start the farm's dead processes again; (the updated manifest, names restarted).
+
+    The phones' process first (its phones come back with the same serials), then
+    the dead workers and the monitor, each with the command line it was started
+    with. Raises FarmSetupError, saying what to do, for what cannot be repaired
+    here: a dead emulator, a worker that does not register again, or one that
+    runs but no longer beats.
+    """
+    dead = [p for p in manifest.processes if not is_running(p)]
+    emulators = [p.name for p in dead if p.name.startswith("emulator-")]
+    if emulators:
+        raise FarmSetupError(
+            f"the device farm's {', '.join(emulators)} exited",
+            hint="restart the farm: `droidretriever farm down`, then "
+            "`droidretriever farm up --emulators ...`",
+        )
+    registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
+    restarted_at = datetime.now(UTC)
+    records = {p.name: p for p in manifest.processes}
+    for record in sorted(dead, key=lambda p: p.name != "sim"):  # the phones before their workers
+        records[record.name] = start_process(settings.state_dir, record.name, list(record.argv))
+        if record.name == "sim":
+            _wait_for_adb(manifest.adb_host, manifest.adb_port, len(manifest.serials), 60.0)
+    repaired = manifest.model_copy(update={"processes": tuple(records.values())})
+    if dead:
+        write_manifest(settings.state_dir, repaired)
+    workers = {worker_process_name(s): s for s in manifest.serials}
+    again = tuple(workers[p.name] for p in dead if p.name in workers)
+    wait_for_workers(registry, again, timeout_s=wait_s, since=restarted_at)
+    silent = [s for s in manifest.serials
+              if s not in again and worker_process_name(s) in records and registry.last_heartbeat(s) is None]
+    if silent:
+        raise FarmSetupError(
+            f"the workers of {', '.join(silent)} run but do not beat (hung?)",
+            hint="see <state_dir>/farm/worker-*.log; restart the farm: `droidretriever farm down` "
+            "then `droidretriever up`",
+        )
+    return repaired, tuple(p.name for p in dead)
 
 
 def wait_for_workers(registry: DeviceRegistry, serials: tuple[str, ...],
-                     timeout_s: float = 60.0) -> None:
-    """Wait until every serial's worker has registered and beats."""
+                     timeout_s: float = 60.0, since: datetime | None = None) -> None:
+    """Wait until every serial's worker has registered and beats (beaten after ``since``)."""
     deadline = time.monotonic() + timeout_s
     missing = set(serials)
     while time.monotonic() < deadline:
-        missing = {s for s in serials if registry.last_heartbeat(s) is None}
+        missing = {s for s in serials if not _beats(registry, s, since)}
         if not missing:
             return
         time.sleep(0.2)
@@ -193,6 +248,11 @@ def wait_for_workers(registry: DeviceRegistry, serials: tuple[str, ...],
         f"workers for {', '.join(sorted(missing))} did not register within {timeout_s:.0f} s",
         hint="see their logs under <state_dir>/farm/worker-*.log; is Redis up (`droidretriever up`)?",
     )
+
+
+def _beats(registry: DeviceRegistry, serial: str, since: datetime | None) -> bool:
+    beat = registry.last_heartbeat(serial)
+    return beat is not None and (since is None or beat > since)
 
 
 def bring_down(settings: Settings) -> tuple[str, ...]:
@@ -204,7 +264,7 @@ def bring_down(settings: Settings) -> tuple[str, ...]:
     others = [p for p in manifest.processes if not p.name.startswith("worker-")]
     stopped = [*stop_processes(workers), *stop_processes(others)]
     try:
-        registry = DeviceRegistry.from_settings(settings)
+        registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
         for serial in manifest.serials:
             registry.remove(serial)
     except redis.RedisError:

@@ -65,7 +65,7 @@ def summarize_farm(settings: Settings) -> FarmSummary:
     summary = FarmSummary(up=True, mode=manifest.mode, phones=len(manifest.serials),
                           processes_running=running, processes_total=len(manifest.processes))
     try:
-        statuses = DeviceRegistry.from_settings(settings).statuses()
+        statuses = DeviceRegistry.from_settings(settings, retry_window_s=0).statuses()
     except redis.RedisError as exc:
         return summary.model_copy(update={"registry_error": str(exc)})
     ours = [s for s in statuses if s.info.serial in manifest.serials]

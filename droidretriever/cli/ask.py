@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,16 +44,23 @@ from droidretriever.text import strip_controls
 if TYPE_CHECKING:
     from flows.models import RetrieveRequest, RunOutcome
 
+if TYPE_CHECKING:
+    from flows.models import RetrieveRequest, RunOutcome
+
 __all__ = ["ask", "resume"]
 
 console = Console()
 
 
-class _WithoutPrefectLines(logging.Filter):
-    """Drops Prefect's own records from the terminal; they still reach the Prefect UI."""
+class _WithoutLibraryLines(logging.Filter):
+    """Drops Prefect's and Celery's own records from the terminal.
+
+    Prefect's still reach the Prefect UI; Celery's are its retries of a Redis that
+    restarts (the live view says that it waits for Redis instead).
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.name.startswith("prefect")
+        return not record.name.startswith(("prefect", "celery"))
 
 
 @contextmanager
@@ -66,18 +73,22 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
     Our own warnings (a spooling store, a lost phone) still print.
     """
     import httpx
+    import prefect.main  # noqa: F401  # sets up Prefect's log handlers, filtered below
     from prefect.exceptions import PrefectHTTPStatusError
-    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
 
-    quiet = _WithoutPrefectLines()
-    handlers = [] if state.debug else list(logging.getLogger().handlers)
+    from flows.runtime import use_prefect_server
+
+    quiet = _WithoutLibraryLines()
+    # Prefect's internal services (its event sender) log through their own handler.
+    loggers = (logging.getLogger(), logging.getLogger("prefect._internal"))
+    handlers = [] if state.debug else [h for lg in loggers for h in lg.handlers]
     for handler in handlers:
         handler.addFilter(quiet)
-    auth = settings.prefect.auth_string
-    updates = {PREFECT_API_URL: str(settings.prefect.api_url).rstrip("/"),
-               PREFECT_API_AUTH_STRING: auth.get_secret_value() if auth is not None else None}
+    # Prefect writes "Error logging to API" when its server restarts and a log batch
+    # cannot be sent (the batch is dropped); that is noise in the live view.
+    raising, logging.raiseExceptions = logging.raiseExceptions, state.debug
     try:
-        with temporary_settings(updates):
+        with use_prefect_server(settings):
             yield
     except (httpx.HTTPError, PrefectHTTPStatusError) as exc:
         # The API is this CLI's boundary with Prefect: its faults are one line, not a traceback.
@@ -89,6 +100,7 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
             if unauthorized else "start it with `droidretriever up`, then try again",
         ) from exc
     finally:
+        logging.raiseExceptions = raising
         for handler in handlers:
             handler.removeFilter(quiet)
 
@@ -124,7 +136,7 @@ def _ensure_farm(settings: Settings) -> None:
     from deploy.farm import bring_up_sim, wait_for_workers
     from device_farm.registry import DeviceRegistry
 
-    registry = DeviceRegistry.from_settings(settings)
+    registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
     if any(s.heartbeat_alive for s in registry.statuses()):
         return
     with console.status(f"starting {settings.sim.phones} virtual phones "
@@ -144,6 +156,7 @@ class _Progress:
     captures: int = 0
     notes: list[str] = field(default_factory=list)
     fallbacks: dict[str, int] = field(default_factory=dict)  # role -> model failures the rules covered
+    waiting: str = ""  # what the run waits for (a service coming back), shown while it lasts
 
     def apply(self, event: RunEvent) -> None:
         # Event messages quote the question and screen text: data, never terminal commands.
@@ -183,25 +196,36 @@ class _Progress:
         fell = ", ".join(f"{role} {count}" for role, count in self.fallbacks.items())
         summary = f"captures saved: {self.captures}" + (
             f" · [yellow]model fallbacks to the rules: {fell}[/]" if fell else "")
-        return Group(table, summary, *self.notes[-3:])
+        waiting = [f"[yellow]{self.waiting}[/]"] if self.waiting else []
+        return Group(table, summary, *self.notes[-3:], *waiting)
 
 
 def _follow_events(settings: Settings, progress: _Progress, live: Live,
                    done: threading.Event) -> None:
-    from storage import RunEventReader, StorageError, open_redis
+    from droidretriever.redis_client import open_redis
+    from storage import RunEventReader, StorageError
 
-    reader = RunEventReader(open_redis(settings.redis))
+    # This view's own client fails at once, so it can say that the run waits for Redis.
+    reader = RunEventReader(open_redis(settings.redis, retry_window_s=0))
     last_seq = 0
     while not done.is_set():
         try:
             for event in reader.iter_live(progress.run_id, last_seq, idle_timeout_s=1.0):
                 last_seq = event.seq
+                progress.waiting = ""
                 progress.apply(event)
                 live.update(progress.render())
                 if done.is_set():
                     return
+            if progress.waiting:
+                progress.waiting = ""
+                live.update(progress.render())
         except StorageError:
-            done.wait(1.0)  # the stream is a view: keep trying until the run ends
+            # The stream is a view: keep trying until the run ends, which rides Redis out.
+            progress.waiting = (f"Redis does not answer: the run waits for it to come back "
+                                f"(up to {settings.redis.retry_window_s:.0f} s)")
+            live.update(progress.render())
+            done.wait(1.0)
 
 
 def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
@@ -211,6 +235,40 @@ def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(open_object_store(settings).get_bytes(html_key))
     return path
+
+
+def _run(request: RetrieveRequest) -> RunOutcome:
+    """The ``retrieve`` flow in this process; an error that is not ours becomes one line."""
+    from flows.errors import RunFailedError
+    from flows.retrieve import retrieve
+
+    try:
+        return retrieve(request)
+    except DroidRetrieverError:
+        raise
+    except Exception as exc:  # Prefect's engine gave up (its API gone for too long), or a bug
+        if state.debug:
+            raise
+        raise RunFailedError(
+            f"run {request.run_id} stopped: {type(exc).__name__}: {exc}",
+            hint="`droidretriever status` says which service is down; `droidretriever --debug "
+                 "ask ...` shows the traceback",
+        ) from exc
+
+
+def _sweep_crashed_runs(settings: Settings) -> None:
+    """Mark crashed the runs whose `ask` died (say which); a sweep that cannot run is skipped."""
+    from flows.crashes import sweep_crashed_runs
+    from flows.runtime import open_services
+
+    try:
+        crashed = sweep_crashed_runs(open_services(settings))
+    except DroidRetrieverError as exc:
+        logging.getLogger(__name__).warning("crashed runs not looked for: %s", exc)
+        return
+    notes = Console(stderr=True)  # stdout may be --json
+    for found in crashed:
+        notes.print(f"[dim]{escape(found.describe())}[/]", highlight=False)
 
 
 @app.command()
@@ -226,7 +284,6 @@ def ask(
 ) -> None:
     """Answer a question from the apps on the farm's phones, with a cited report."""
     from flows.models import RetrieveRequest
-    from flows.retrieve import retrieve
     from storage import RunKeys
 
     # Everything typed is checked before anything starts or is written.
@@ -249,7 +306,7 @@ def ask(
 
         open_object_store(settings).put_bytes(audio_key, recording, "audio/wav")
     try:
-        outcome = _run_retrieve(settings, request, run_id, retrieve, as_json=as_json)
+        outcome = _run_retrieve(settings, request, run_id, as_json=as_json)
     except BaseException:
         if audio_key is not None:
             _forget_recording(settings, run_id, audio_key)
@@ -272,21 +329,22 @@ def ask(
                       "report)")
 
 
-def _run_retrieve(settings: Settings, request: RetrieveRequest, run_id: str,
-                  retrieve: Callable[[RetrieveRequest], RunOutcome], *, as_json: bool) -> RunOutcome:
+def _run_retrieve(settings: Settings, request: RetrieveRequest, run_id: str, *,
+                  as_json: bool) -> RunOutcome:
     """Run the flow here, with the live view unless ``--json``."""
     progress = _Progress(run_id)
     done = threading.Event()
     with _local_prefect(settings):
+        _sweep_crashed_runs(settings)
         if as_json:
-            return retrieve(request)
+            return _run(request)
         try:
             with Live(progress.render(), console=console, refresh_per_second=4) as live:
                 follower = threading.Thread(target=_follow_events,
                                             args=(settings, progress, live, done), daemon=True)
                 follower.start()
                 try:
-                    return retrieve(request)
+                    return _run(request)
                 except DroidRetrieverError as exc:
                     done.set()
                     follower.join(timeout=3)

@@ -91,7 +91,7 @@ def _print_status(console: Console) -> None:
     settings = load_settings()
     manifest = read_manifest(settings.state_dir)
     try:
-        statuses = DeviceRegistry.from_settings(settings).statuses()
+        statuses = DeviceRegistry.from_settings(settings, retry_window_s=0).statuses()
     except redis.RedisError as exc:
         raise ServiceError(
             f"cannot read the farm registry at {settings.redis.masked_url}: {exc}",

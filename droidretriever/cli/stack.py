@@ -1,19 +1,23 @@
 """``droidretriever up | down | status``: the embedded local stack and the device farm.
 
 ``up`` starts the services, then (once Redis is healthy) a farm of virtual
-phones with their workers; ``down`` stops the farm first, while Redis is
-still there to hand back unfinished sub-tasks; ``status`` adds a farm line.
+phones with their workers, or restarts the dead processes of a farm that is
+up; ``down`` stops the farm first, while Redis is still there to hand back
+unfinished sub-tasks; ``status`` adds a farm line. ``up`` and ``status`` also
+mark crashed the runs whose process died (flows.crashes) and say which.
 """
 
 from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from deploy.local import ServiceStatus, build_stack, ensure_stack_secrets, make_state_private
 from droidretriever.cli._app import app
 from droidretriever.config import Settings, load_settings
+from droidretriever.errors import DroidRetrieverError
 from storage import StorageError, open_object_store, read_spool_usage
 
 __all__ = ["down", "status", "up"]
@@ -74,8 +78,11 @@ def _bring_up_farm(settings: Settings, rows: list[ServiceStatus], phones: int) -
                       f"({redis_row.health.detail})", highlight=False)
         return
     with console.status(f"starting the device farm ({phones} virtual phones and their workers)..."):
-        manifest, started = ensure_sim_farm(settings, phones)
-    if not started:
+        manifest, started, restarted = ensure_sim_farm(settings, phones)
+    if restarted:
+        console.print(f"device farm ({manifest.mode}): restarted {', '.join(restarted)} "
+                      "(had exited)", highlight=False)
+    elif not started:
         console.print(f"device farm already up ({manifest.mode}, phones: {len(manifest.serials)}): "
                       "left as it is (`droidretriever farm down` to change it)", highlight=False)
 
@@ -88,6 +95,24 @@ def _print_farm_line(settings: Settings) -> bool:
     style = "green" if summary.healthy else ("yellow" if summary.up else "dim")
     console.print(f"[{style}]{summary.describe()}[/]", highlight=False)
     return summary.healthy or not summary.up
+
+
+def _sweep_crashed_runs(settings: Settings, rows: list[ServiceStatus]) -> None:
+    """Mark crashed the runs whose `ask` died, when every service needed for it answers."""
+    from flows.crashes import sweep_crashed_runs
+    from flows.runtime import open_services, use_prefect_server
+
+    if not all(row.health.healthy for row in rows if row.name in {"redis", "s3", "prefect"}):
+        return
+    try:
+        with use_prefect_server(settings):
+            crashed = sweep_crashed_runs(open_services(settings))
+    except DroidRetrieverError as exc:
+        console.print(f"[yellow]crashed runs not looked for:[/] {escape(str(exc))}",
+                      highlight=False)
+        return
+    for found in crashed:
+        console.print(f"[yellow]{escape(found.describe())}[/] (marked crashed)", highlight=False)
 
 
 @app.command()
@@ -121,6 +146,7 @@ def up(
         _bring_up_farm(settings, rows, sim or settings.sim.phones)
     _print_table(rows, _spool_line())
     _print_farm_line(settings)
+    _sweep_crashed_runs(settings, rows)
 
 
 def _check_models(settings: Settings) -> None:
@@ -163,6 +189,7 @@ def status() -> None:
     rows = build_stack(settings).status()
     _print_table(rows, _spool_line())
     farm_ok = _print_farm_line(settings)
+    _sweep_crashed_runs(settings, rows)
     if not farm_ok or not all(row.health.healthy for row in rows):
         # SystemExit, not typer.Exit: click swallows Exit's code when not standalone.
         raise SystemExit(3)

@@ -24,6 +24,7 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     STOPPED = "stopped"
+    CRASHED = "crashed"  # the process running it ended before it finished (killed, restarted)
 
 
 class RunEventKind(StrEnum):

@@ -13,6 +13,7 @@ import-linter contract says so):
 - :func:`draw_capture` / :func:`menu_card`      synthetic captures with text at known boxes;
 - :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers;
 - :func:`running_redis`                         a real redis-server with a generated password.
+- :class:`LocalStack` / :class:`Fault`             a local stack of one's own, and faults injected into it.
 """
 
 from __future__ import annotations
@@ -29,14 +30,17 @@ from droidretriever.testing.recording_server import (
     ServedModel,
 )
 from droidretriever.testing.redis_server import running_redis
+from droidretriever.testing.stack import Fault, LocalStack
 
 __all__ = [
     "Answer",
     "Card",
     "DrawnCapture",
+    "Fault",
     "HostileChoice",
     "HostileNavigator",
     "Line",
+    "LocalStack",
     "OpenAIStub",
     "RecordedRequest",
     "RecordingOpenAIServer",

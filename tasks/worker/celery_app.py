@@ -5,6 +5,12 @@ prefetch 1 mean a sub-task is acknowledged only when it finished, so one on a
 worker that dies is delivered again to another phone with the app (the farm
 monitor puts it back at once; the broker's visibility timeout is the
 fallback). The app is built from settings, never at import time.
+
+A Redis restart is Celery's own transient fault, retried inside Celery, once
+(STYLE.md 5): workers reconnect to the broker forever; storing a result,
+publishing a message and the result wait's reconnection retry with backoff for
+``redis.retry_window_s`` (:func:`redis_retry_policy`), so a restart of up to a
+minute is ridden out instead of losing a result or failing the wait.
 """
 
 from __future__ import annotations
@@ -14,16 +20,34 @@ from celery import Celery
 from droidretriever.config import Settings
 from tasks.worker.device_tasks import register_device_tasks
 
-__all__ = ["DEVICE_TASK_MODULES", "create_celery_app"]
+__all__ = ["DEVICE_TASK_MODULES", "create_celery_app", "redis_retry_policy"]
 
 # Modules that define device-bound tasks (``@device_task``); a worker imports them all.
 DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.worker.farm_tasks", "tasks.navigate.task")
+
+
+_RETRY_START_S, _RETRY_STEP_S, _RETRY_MAX_S = 0.1, 0.5, 3.0
+
+
+def redis_retry_policy(window_s: float) -> dict[str, float | int | None]:
+    """kombu's ``retry_over_time`` policy that keeps trying for at least ``window_s``.
+
+    Waits grow by half a second up to 3 s between tries; the count is what adds up
+    to the window (``publish`` knows counts only), and ``timeout`` stops the rest.
+    """
+    retries, waited, wait = 0, 0.0, _RETRY_START_S
+    while waited < window_s:
+        retries, waited, wait = retries + 1, waited + wait, min(_RETRY_MAX_S, wait + _RETRY_STEP_S)
+    return {"max_retries": retries, "interval_start": _RETRY_START_S,
+            "interval_step": _RETRY_STEP_S, "interval_max": _RETRY_MAX_S,
+            "timeout": window_s or None}
 
 
 def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Celery:
     """A Celery app on ``settings.redis.url`` with the farm's delivery guarantees."""
     app = Celery(main, broker=settings.redis.url, backend=settings.redis.url,
                  set_as_current=False)
+    retry = redis_retry_policy(settings.redis.retry_window_s)
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -36,7 +60,9 @@ def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Ce
         worker_concurrency=1,
         task_create_missing_queues=True,
         task_default_queue="farm.default",
-        task_track_started=True,
+        # No STARTED state: a delivery that comes back reads the stored state to tell
+        # whether its task already ended (tasks.worker.device_tasks.find_repeat_delivery).
+        task_track_started=False,
         result_expires=24 * 3600,
         result_extended=True,
         broker_transport_options={
@@ -45,7 +71,9 @@ def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Ce
             "fanout_prefix": True,
             "fanout_patterns": True,
         },
-        result_backend_transport_options={"retry_policy": {"timeout": 5.0}},
+        # Storing a result and reconnecting the result wait ride out a Redis restart.
+        result_backend_transport_options={"retry_policy": retry},
+        task_publish_retry_policy={k: v for k, v in retry.items() if k != "timeout"},
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,  # a restarted Redis is waited for, forever
         broker_connection_timeout=3.0,

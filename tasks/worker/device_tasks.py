@@ -12,24 +12,39 @@ the bound device, and returns ``result.model_dump(mode="json")``. A phone that
 is lost or fails its health checks is quarantined and the message is put
 back for another phone (``Reject(requeue=True)``); any other error fails the
 task as usual.
+
+A message can come back although its task ran: a worker that lost its broker
+connection mid-task (a Redis restart) cannot acknowledge it any more, so the
+broker hands it out again. Such a delivery is dropped, not run twice
+(``Ignore``: acknowledged, the stored result kept) when its task already has a
+result, or is still running on another phone whose worker beats.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from celery import Celery, Task
-from celery.exceptions import Reject
+from celery import Celery, Task, states
+from celery.exceptions import Ignore, Reject
 from pydantic import BaseModel, ValidationError
 
 from device_farm.errors import DeviceBusy, DeviceLost, DeviceQuarantined, DeviceTimeout
 from device_farm.models import InflightTask
 from tasks.worker.bound_device import BoundDevice, bound_device
 
-__all__ = ["DeviceTaskSpec", "device_task", "iter_device_tasks", "register_device_tasks"]
+__all__ = [
+    "DeviceTaskSpec",
+    "device_task",
+    "find_repeat_delivery",
+    "iter_device_tasks",
+    "register_device_tasks",
+]
+
+log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 _DeviceFn = Callable[[BoundDevice, Any], BaseModel]
@@ -87,9 +102,30 @@ def _make_runner(spec: DeviceTaskSpec) -> Callable[..., dict[str, Any]]:
     return run
 
 
+def find_repeat_delivery(task: Task[Any, Any], device: BoundDevice) -> str | None:
+    """Why this delivery of the task must not run, or None when it should.
+
+    It must not when the task already ended (its result is stored) or when
+    another phone whose worker still beats has it in flight.
+    """
+    task_id = str(task.request.id)
+    if task.backend.get_task_meta(task_id).get("status") in states.READY_STATES:
+        return "it has already ended"
+    for status in device.registry.statuses():
+        inflight = status.inflight
+        if (status.info.serial != device.serial and status.heartbeat_alive
+                and inflight is not None and inflight.task_id == task_id):
+            return f"it is still running on {status.info.serial}"
+    return None
+
+
 def run_device_task(task: Task[Any, Any], spec: DeviceTaskSpec, request: BaseModel) -> BaseModel:
     """Run ``spec`` on this worker's phone with lease, in-flight record and health handling."""
     device = bound_device()
+    repeat = find_repeat_delivery(task, device)
+    if repeat is not None:
+        log.warning("%s[%s] delivered again (%s): not run twice", spec.name, task.request.id, repeat)
+        raise Ignore(repeat)
     run_id = getattr(request, "run_id", None)
     delivery = task.request.delivery_info or {}
     inflight = InflightTask(

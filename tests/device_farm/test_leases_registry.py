@@ -9,14 +9,15 @@ from collections.abc import Iterator
 import pytest
 
 from device_farm.models import DeviceInfo, DeviceState, InflightTask
-from device_farm.registry import DeviceRegistry, open_redis
-from droidretriever.config import FarmSettings
+from device_farm.registry import DeviceRegistry
+from droidretriever.config import FarmSettings, RedisSettings
 from droidretriever.models import InstalledApp
+from droidretriever.redis_client import open_redis
 
 
 @pytest.fixture()
 def registry(redis_url: str) -> Iterator[DeviceRegistry]:
-    client = open_redis(redis_url)
+    client = open_redis(RedisSettings(url=redis_url))
     client.flushdb()
     farm = FarmSettings(heartbeat_s=0.1, heartbeat_missed=3, lease_ttl_s=0.4)
     yield DeviceRegistry(client, farm)

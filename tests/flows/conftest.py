@@ -23,8 +23,8 @@ from prefect.testing.utilities import prefect_test_harness
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
+from droidretriever.redis_client import open_redis
 from droidretriever.secrets import generate_secret
-from storage import open_redis
 from tests.support.farm import FarmProcesses, farm_env, wait_for_idle
 
 

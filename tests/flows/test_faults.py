@@ -13,7 +13,7 @@ from flows.runtime import open_services
 from storage import RunKeys
 from tests.flows.conftest import FlowFarm
 from tests.flows.reports import price_citation, run_captures
-from tests.flows.test_pauses import _Background
+from tests.support.background import BackgroundRun
 from tests.support.farm import wait_until
 
 MCDONALDS = "com.mcdonalds.gma.cn"
@@ -24,7 +24,7 @@ def test_killed_worker_mid_navigation_run_finishes_without_duplicates(flow_farm:
     flow_farm.sim.control.request(ControlRequest(op="set_latency", profile=LatencyProfile.REALISTIC))
     run_id = new_id("run")
     try:
-        running = _Background(RetrieveRequest(text="How much is a Big Mac at McDonald's?",
+        running = BackgroundRun(RetrieveRequest(text="How much is a Big Mac at McDonald's?",
                                               run_id=run_id))
 
         def navigating() -> str | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ from droidretriever.models import RiskCategory, RunEventKind, RunStatus, SubTask
 from flows.dispatch import LeaseKeeper
 from flows.errors import RunOrphanedError
 from flows.keys import waiting_key
-from flows.models import RetrieveRequest, RunOutcome
+from flows.models import RetrieveRequest
 from flows.pauses import list_paused_flow_runs, resume_run
 from flows.retrieve import retrieve
 from flows.runtime import open_services
@@ -41,32 +40,10 @@ from storage import RunEventReader
 from tests.flows.conftest import FlowFarm
 from tests.flows.login_gate import LOGIN_GATE
 from tests.flows.reports import run_captures
+from tests.support.background import BackgroundRun
 from tests.support.farm import wait_until
 
 MEITUAN, MCDONALDS, GMAIL = "com.sankuai.meituan", "com.mcdonalds.gma.cn", "com.google.android.gm"
-
-
-class _Background:
-    """The flow in a thread, as ``droidretriever ask`` runs it while a person resumes elsewhere."""
-
-    def __init__(self, request: RetrieveRequest) -> None:
-        self.outcome: RunOutcome | None = None
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(request,), daemon=True)
-        self._thread.start()
-
-    def _run(self, request: RetrieveRequest) -> None:
-        try:
-            self.outcome = retrieve(request)
-        except BaseException as exc:  # surfaced by join()
-            self.error = exc
-
-    def join(self, timeout_s: float) -> RunOutcome:
-        self._thread.join(timeout_s)
-        if self.error is not None:
-            raise self.error
-        assert self.outcome is not None, "the run did not finish"
-        return self.outcome
 
 
 def _set_logged_in(flow_farm: FlowFarm, package: str, on: bool) -> None:
@@ -94,7 +71,7 @@ def test_copilot_at_a_login_wall_pauses_and_resuming_finishes(flow_farm: FlowFar
     run_id = new_id("run")
     services = open_services(flow_farm.settings)
     try:
-        running = _Background(RetrieveRequest(text="What is my latest email in Gmail?", run_id=run_id))
+        running = BackgroundRun(RetrieveRequest(text="What is my latest email in Gmail?", run_id=run_id))
         paused = wait_until(lambda: list_paused_flow_runs(run_id), 180, "the Gmail sub-flow to pause")
         flow_run = paused[0]
         assert flow_run.name.startswith("Gmail · ")
@@ -133,7 +110,7 @@ def test_copilot_at_a_login_wall_pauses_and_resuming_finishes(flow_farm: FlowFar
 def test_login_gated_app_pauses_and_resuming_continues(flow_farm: FlowFarm) -> None:
     _set_logged_in(flow_farm, MEITUAN, False)
     run_id = new_id("run")
-    running = _Background(RetrieveRequest(text="我最近的美团订单有哪些", run_id=run_id,
+    running = BackgroundRun(RetrieveRequest(text="我最近的美团订单有哪些", run_id=run_id,
                                           navigate_task=LOGIN_GATE))
     paused = wait_until(lambda: list_paused_flow_runs(run_id), 120, "the Meituan sub-flow to pause")
     assert paused[0].name.startswith("Meituan")
@@ -219,9 +196,11 @@ def test_resuming_a_run_whose_process_died_says_so_and_marks_it_crashed(
             flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"run:{run_id}"])))
     assert len(runs) >= 2 and any(r.name.startswith("Meituan") for r in runs)  # and the parent
     assert {r.state.type for r in runs if r.state is not None} == {StateType.CRASHED}
-    assert services.manifests.read(run_id).status is RunStatus.FAILED
+    manifest = services.manifests.read(run_id)
+    assert manifest.status is RunStatus.CRASHED and "ended while" in (manifest.error or "")
     events = RunEventReader(services.redis).read_after(run_id)
-    assert events[-1].kind is RunEventKind.ERROR and "ended while" in events[-1].message
+    assert [e.kind for e in events[-2:]] == [RunEventKind.ERROR, RunEventKind.RUN_FINISHED]
+    assert "ended while" in events[-2].message and events[-1].message == "crashed"
     # The phone goes back to the farm at its worker's next heartbeat.
     wait_until(lambda: services.registry.status(serial).state is DeviceState.IDLE
                and services.registry.leases.holder(serial) is None, 30, "the phone freed")

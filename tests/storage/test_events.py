@@ -10,6 +10,7 @@ import redis
 
 from droidretriever.config import RedisSettings, S3Settings
 from droidretriever.models import RunEvent, RunEventKind
+from droidretriever.redis_client import open_redis
 from droidretriever.testing import free_port
 from storage import (
     EventStreamError,
@@ -20,7 +21,6 @@ from storage import (
     RunKeys,
     S3ObjectStore,
     iter_replay,
-    open_redis,
 )
 
 
@@ -131,7 +131,7 @@ def test_replay_of_an_unknown_run_and_redis_down() -> None:
     with pytest.raises(ObjectNotFoundError) as missing:
         list(iter_replay(FakeObjectStore(), "run-never"))
     assert "recorded no events" in missing.value.hint
-    dead = open_redis(RedisSettings(url=f"redis://127.0.0.1:{free_port()}/0"))
+    dead = open_redis(RedisSettings(url=f"redis://127.0.0.1:{free_port()}/0"), retry_window_s=0)
     with pytest.raises(EventStreamError) as info:
         RunEventPublisher(dead, FakeObjectStore()).publish(_event("r", RunEventKind.LOG))
     assert "DROIDRETRIEVER_REDIS__URL" in info.value.hint

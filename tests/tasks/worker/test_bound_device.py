@@ -9,17 +9,18 @@ import pytest
 
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
-from device_farm.registry import DeviceRegistry, open_redis
+from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings, FarmSettings, load_settings
+from droidretriever.config import BudgetSettings, FarmSettings, RedisSettings, load_settings
 from droidretriever.models import InstalledApp
+from droidretriever.redis_client import open_redis
 from tasks.worker import BoundDevice
 from tests.support.example_apps import example_catalog
 
 
 @pytest.fixture()
 def device(redis_url: str) -> Iterator[BoundDevice]:
-    client = open_redis(redis_url)
+    client = open_redis(RedisSettings(url=redis_url))
     client.flushdb()
     settings = load_settings(
         redis={"url": redis_url},

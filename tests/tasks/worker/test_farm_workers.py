@@ -18,8 +18,10 @@ import pytest
 from celery import Celery
 
 from device_farm.models import DeviceState
-from device_farm.registry import DeviceRegistry, open_redis
+from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
+from droidretriever.config import RedisSettings
+from droidretriever.redis_client import open_redis
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (
@@ -62,7 +64,7 @@ class Farm:
 
 @pytest.fixture(scope="module")
 def farm(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Farm]:
-    open_redis(redis_url).flushdb()
+    open_redis(RedisSettings(url=redis_url)).flushdb()
     state_dir: Path = tmp_path_factory.mktemp("farm-state")
     env = farm_env(redis_url, state_dir)
     settings = farm_settings(env)

@@ -12,6 +12,7 @@ import pytest
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
+from droidretriever.secrets import generate_secret
 from droidretriever.testing import free_port, wait_for_port
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import DIAGNOSE, DiagnoseRequest, DiagnoseResult
@@ -30,17 +31,21 @@ class OwnRedis:
 
     def __init__(self, directory: Path) -> None:
         self.port, self.directory = free_port(), directory
+        self.password = generate_secret()  # as `up` runs it: no Redis without a password
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         binary = shutil.which("redis-server") or pytest.fail("redis-server is not installed")
+        config = self.directory / "redis.conf"
+        config.touch(mode=0o600)
+        config.write_text(f'requirepass "{self.password}"\n')
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--save", "", "--appendonly", "no"],
+            [binary, str(config), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--dir", str(self.directory), "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for_port(self.port)
 

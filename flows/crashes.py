@@ -1,0 +1,136 @@
+"""Runs whose process died: found by their beacon, marked crashed everywhere, phones freed.
+
+The ``retrieve`` flow runs in the process that asked (``droidretriever ask``, the
+subscriptions service). If that process is killed, nothing is left to finish
+the run or to say it ended, so it would stay Running in Prefect and ``running``
+in its manifest for ever. While it runs, the process keeps a beacon lit
+(``flows:alive:<run_id>``, see :mod:`flows.beacons`). :func:`sweep_crashed_runs`
+looks at every ``retrieve`` flow run Prefect has as Running or Paused and, when
+its beacon has gone out, calls :func:`mark_run_crashed`:
+
+    Prefect    every unfinished flow run tagged ``run:<run_id>``  -> Crashed (the reason)
+    manifest   status ``crashed``, the reason, sub-tasks left running -> ``failed``
+    events     ``error`` (the reason), then ``run_finished``
+    phones     leases the run holds are released (workers free them at their next beat)
+
+The sweep runs in ``droidretriever status``, ``up`` and ``ask``, and every few
+seconds in the subscriptions service, so a killed ``ask`` is found within about
+one beacon TTL plus that interval while the stack runs. ``resume`` finds a paused
+run whose process died the same way (its sub-flow's own beacon, flows.pauses).
+
+A beacon may be out for a moment after a Redis restart (until its process lights
+it again), and a run that has just started may not have lit it yet: the sweep
+trusts an absence only when Redis and the flow run are both older than one TTL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from datetime import timedelta
+
+import httpx
+import redis
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import (
+    FlowFilter,
+    FlowFilterName,
+    FlowRunFilter,
+    FlowRunFilterState,
+    FlowRunFilterStateType,
+    FlowRunFilterTags,
+)
+from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.exceptions import PrefectException
+from prefect.states import Crashed
+
+from droidretriever.errors import DroidRetrieverError
+from droidretriever.models import RunStatus, utcnow
+from flows.beacons import redis_uptime_s
+from flows.errors import FlowError
+from flows.keys import alive_key, crash_claim_key
+from flows.models import CrashedRun
+from flows.runtime import FlowServices
+
+__all__ = ["mark_run_crashed", "sweep_crashed_runs"]
+
+log = logging.getLogger(__name__)
+
+_RETRIEVE_FLOW = "retrieve"
+_CLAIM_TTL_S = 60  # long enough to mark a run; a sweep that died meanwhile is redone after it
+
+
+def mark_run_crashed(services: FlowServices, run_id: str, reason: str) -> None:
+    """Mark ``run_id`` crashed in its manifest, events, phones and Prefect (in that order).
+
+    Prefect goes last: the sweep finds runs by their Prefect state, so a step that
+    fails here (a service down) is simply done again by the next sweep.
+    """
+    services.end_run(run_id, RunStatus.CRASHED, reason)
+    for status in services.registry.statuses():
+        if status.lease_run == run_id:
+            services.registry.leases.release(status.info.serial, run_id)
+    try:
+        with get_client(sync_client=True) as client:
+            for flow_run in client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                    tags=FlowRunFilterTags(all_=[f"run:{run_id}"]))):
+                if flow_run.state is None or not flow_run.state.is_final():
+                    client.set_flow_run_state(flow_run.id, Crashed(message=reason), force=True)
+    except (httpx.HTTPError, PrefectException) as exc:
+        raise FlowError(f"cannot mark run {run_id} crashed in Prefect: {exc}",
+                        hint="is the Prefect server up? `droidretriever status`") from exc
+
+
+def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:
+    """Mark crashed every running ``retrieve`` run whose process has ended; what was found.
+
+    Raises FlowError when Prefect cannot be asked; a run that cannot be marked
+    now (a service down) is left for the next sweep.
+    """
+    ttl_s = services.settings.farm.lease_ttl_s
+    try:
+        if redis_uptime_s(services.redis) < ttl_s:
+            return []  # Redis restarted moments ago: live beacons are being lit again
+    except redis.RedisError as exc:
+        raise FlowError(f"cannot read the runs' beacons: {exc}",
+                        hint="is Redis up? `droidretriever status`") from exc
+    crashed: list[CrashedRun] = []
+    for flow_run in _running_retrieve_runs():
+        run_id = next((t.removeprefix("run:") for t in flow_run.tags if t.startswith("run:")), None)
+        started = flow_run.start_time or flow_run.created
+        if run_id is None or started is None or utcnow() - started < timedelta(seconds=ttl_s):
+            continue  # not one of ours, or too young to have lit its beacon for sure
+        try:
+            if services.redis.exists(alive_key(run_id)):
+                continue
+            # `status` and the subscriptions service may sweep at once: one of them marks it.
+            if not services.redis.set(crash_claim_key(run_id), "1", nx=True, ex=_CLAIM_TTL_S):
+                continue
+        except redis.RedisError as exc:
+            raise FlowError(f"cannot read the beacon of run {run_id}: {exc}",
+                            hint="is Redis up? `droidretriever status`") from exc
+        found = CrashedRun(run_id=run_id, reason="the process running it ended before the "
+                                                 "run finished (killed, or its machine restarted)")
+        try:
+            mark_run_crashed(services, run_id, found.reason)
+        except (DroidRetrieverError, redis.RedisError) as exc:
+            log.warning("could not mark run %s crashed yet: %s", run_id, exc)
+            with contextlib.suppress(redis.RedisError):  # the next sweep tries again
+                services.redis.delete(crash_claim_key(run_id))
+            continue
+        log.info("%s", found.describe())
+        crashed.append(found)
+    return crashed
+
+
+def _running_retrieve_runs() -> list[FlowRun]:
+    try:
+        with get_client(sync_client=True) as client:
+            return list(client.read_flow_runs(
+                flow_filter=FlowFilter(name=FlowFilterName(any_=[_RETRIEVE_FLOW])),
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                    type=FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PAUSED]))),
+            ))
+    except (httpx.HTTPError, PrefectException) as exc:
+        raise FlowError(f"cannot ask Prefect which runs are running: {exc}",
+                        hint="is the Prefect server up? `droidretriever status`") from exc

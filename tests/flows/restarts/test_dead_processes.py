@@ -1,0 +1,102 @@
+"""Processes that die: a killed ``ask`` is found and its run marked crashed; ``up`` restarts a
+dead device worker. Both through the real command line, on the package's stack.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
+from prefect.client.schemas.objects import StateType
+
+from deploy.farm import is_running, read_manifest, worker_process_name
+from device_farm.models import DeviceState
+from droidretriever.models import RunEventKind, RunStatus, SubTaskStatus, new_id
+from droidretriever.testing import LocalStack
+from flows.keys import alive_key
+from flows.models import RetrieveRequest
+from flows.retrieve import retrieve
+from flows.runtime import FlowServices
+from storage import RunEventReader
+from tests.flows.restarts.conftest import (
+    CLI,
+    QUESTION,
+    assert_full_report,
+    navigating,
+    run_cli,
+    wait_for_idle_phones,
+)
+from tests.support.farm import wait_until
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+
+def test_a_killed_ask_is_found_and_its_run_marked_crashed(local_stack: LocalStack,
+                                                          services: FlowServices) -> None:
+    wait_for_idle_phones(services)
+    asker = subprocess.Popen([CLI, "ask", QUESTION], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        run_id = wait_until(lambda: navigating(services), 180, "a phone to navigate for the run",
+                            interval_s=0.05)
+        asker.send_signal(signal.SIGKILL)  # the terminal closed, the machine rebooted ...
+        asker.wait(30)
+    finally:
+        if asker.poll() is None:
+            asker.kill()
+
+    # Found once the run's beacon is out (one lease TTL, 5 s here), by `status` or by the
+    # subscriptions service's sweep (every 10 s), whichever looks first.
+    wait_until(lambda: not services.redis.exists(alive_key(run_id)), 30, "the beacon to go out")
+    status = run_cli("status")
+    assert status.returncode == 0, status.stdout + status.stderr
+
+    def states() -> set[StateType]:
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                tags=FlowRunFilterTags(all_=[f"run:{run_id}"])))
+        assert any(r.name.startswith("ask: ") for r in runs), [r.name for r in runs]
+        return {r.state.type for r in runs if r.state is not None}
+
+    wait_until(lambda: states() == {StateType.CRASHED}, 30, "the run marked crashed")
+    manifest = services.manifests.read(run_id)
+    assert manifest.status is RunStatus.CRASHED and "process running it ended" in (manifest.error
+                                                                                     or "")
+    assert SubTaskStatus.RUNNING not in manifest.subtasks.values()
+    events = RunEventReader(services.redis).read_after(run_id)
+    assert [e.kind for e in events if e.kind is RunEventKind.ERROR] == [RunEventKind.ERROR]
+    assert [e.kind for e in events[-2:]] == [RunEventKind.ERROR, RunEventKind.RUN_FINISHED]
+    wait_for_idle_phones(services)  # the phones go back to the farm
+
+
+def test_up_restarts_a_dead_device_worker(local_stack: LocalStack,
+                                          services: FlowServices) -> None:
+    wait_for_idle_phones(services)
+    serial = services.registry.serials()[0]
+    name = worker_process_name(serial)
+    dead_pid = local_stack.worker_pid(serial)
+    local_stack.kill_worker(serial)
+    wait_until(lambda: not services.registry.status(serial).heartbeat_alive, 30,
+               "the dead worker's heartbeat to stop")
+    down = run_cli("status")
+    assert down.returncode == 3 and "1/2 workers healthy, 3/4 processes" in down.stdout, down.stdout
+
+    repaired = run_cli("up")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert f"restarted {name} (had exited)" in repaired.stdout, repaired.stdout
+    assert "2/2 workers healthy, 4/4 processes running" in repaired.stdout, repaired.stdout
+    manifest = read_manifest(local_stack.state_dir)
+    assert manifest is not None
+    record = next(p for p in manifest.processes if p.name == name)
+    assert record.pid != dead_pid and is_running(record)
+
+    # Both phones take sub-tasks again: the two apps run side by side, one on each.
+    before = {s.info.serial: s.tasks_done for s in services.registry.statuses()}
+    outcome = retrieve(RetrieveRequest(text=QUESTION, run_id=new_id("run")))
+    assert_full_report(services, outcome)
+    after = {s.info.serial: s.tasks_done for s in services.registry.statuses()}
+    assert all(after[s] > before[s] for s in before), (before, after)
+    assert services.registry.status(serial).state is DeviceState.IDLE
