@@ -67,8 +67,15 @@ def test_a_killed_ask_is_found_and_its_run_marked_crashed(local_stack: LocalStac
                                                                                      or "")
     assert SubTaskStatus.RUNNING not in manifest.subtasks.values()
     events = RunEventReader(services.redis).read_after(run_id)
-    assert [e.kind for e in events if e.kind is RunEventKind.ERROR] == [RunEventKind.ERROR]
-    assert [e.kind for e in events[-2:]] == [RunEventKind.ERROR, RunEventKind.RUN_FINISHED]
+    kinds = [e.kind for e in events]
+    assert kinds.count(RunEventKind.ERROR) == 1 and kinds.count(RunEventKind.RUN_FINISHED) == 1
+    ended = kinds.index(RunEventKind.RUN_FINISHED)
+    assert kinds[ended - 1] is RunEventKind.ERROR, kinds
+    # The worker may still report the step it was taking when the run was marked; nothing
+    # of the flow itself (a plan, a report, another sub-task) comes after the end.
+    worker_own = {RunEventKind.STEP, RunEventKind.CAPTURE_SAVED, RunEventKind.SUBTASK_FINISHED,
+                  RunEventKind.PREVIEW}
+    assert set(kinds[ended + 1:]) <= worker_own, kinds[ended + 1:]
     wait_for_idle_phones(services)  # the phones go back to the farm
 
 
