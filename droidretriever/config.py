@@ -197,6 +197,8 @@ class SimSettings(_Section):
     phones: int = Field(default=2, ge=1, le=64)
     seed: int = 7
     latency: LatencyProfile = LatencyProfile.ZERO
+    # DroidBot recordings served as installed apps of replay phones (``farm up --recordings``).
+    recordings: Path | None = None
 
 
 class FarmSettings(_Section):
@@ -258,6 +260,9 @@ class Settings(BaseSettings):
     )
 
     state_dir: Path = Path.home() / ".droidretriever"
+    # Recorded real-app data (DroidBot recordings) tests and benchmarks read; unset means
+    # ``../shared/data`` beside the repository (droidretriever.recordings.find_data_dir).
+    data_dir: Path | None = None
     redis: RedisSettings = RedisSettings()
     s3: S3Settings = S3Settings()
     prefect: PrefectSettings = PrefectSettings()
