@@ -234,6 +234,11 @@ class PerceptionSettings(_Section):
         "phone", "email", "id_number", "card", "address",
     )
     blur_stored_screenshots: bool = False
+    # Leave out elements covered by a drawer, dialog or bar drawn over them (z-order + pixels).
+    occlusion: bool = True
+    # Skip OCR on blind regions that are photos (decided on a thumbnail), unless the screen
+    # has no other text at all.
+    skip_photo_ocr: bool = True
     description_token_budget: int = Field(default=1200, ge=100, le=32_000)
 
 

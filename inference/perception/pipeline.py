@@ -1,9 +1,11 @@
 """One observation in, one perceived screen out: what runs, in which order.
 
 1. parse the hierarchy (always; ~1 ms);
-2. find blind regions and OCR only those (skipped when none, or OCR is off);
-3. run the detector on the screenshot (only when enabled);
-4. partition layout blocks and fingerprint the page.
+2. drop the elements covered by a drawer, dialog or bar drawn over them (z-order from the
+   hierarchy, checked on a quarter-size decode of the pixels only when there are candidates);
+3. find blind regions and OCR only those (skipped when none, or OCR is off);
+4. run the detector on the screenshot (only when enabled);
+5. partition layout blocks and fingerprint the page.
 
 The screenshot is decoded only when OCR or the detector needs pixels.
 """
@@ -20,7 +22,8 @@ from inference.perception.blocks import BlockPartition, partition_blocks
 from inference.perception.detector import Detector, create_detector, detections_to_elements
 from inference.perception.fingerprint import fingerprint_screen
 from inference.perception.hierarchy import ViewTree, parse_hierarchy
-from inference.perception.image import RGBImage, decode_screenshot
+from inference.perception.image import RGBImage, decode_screenshot, decode_thumbnail
+from inference.perception.occlusion import CoverCheck, find_covered
 from inference.perception.observation import Observation
 from inference.perception.ocr import OcrEngine, create_ocr_engine
 from inference.perception.ocr_regions import (
@@ -39,13 +42,14 @@ class PerceptionTimings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     parse_ms: float = 0.0
+    occlusion_ms: float = 0.0
     ocr_ms: float = 0.0
     detector_ms: float = 0.0
     layout_ms: float = 0.0
 
     @property
     def total_ms(self) -> float:
-        return self.parse_ms + self.ocr_ms + self.detector_ms + self.layout_ms
+        return self.parse_ms + self.occlusion_ms + self.ocr_ms + self.detector_ms + self.layout_ms
 
 
 class Perception(BaseModel):
@@ -57,6 +61,7 @@ class Perception(BaseModel):
     tree: ViewTree
     blocks: BlockPartition
     blind_regions: tuple[Bounds, ...] = ()
+    covered: tuple[str, ...] = ()  # element ids left out: covered by a view drawn over them
     ocr_elements: int = 0  # OCR lines kept after de-duplication against the hierarchy
     detector_elements: int = 0
     timings: PerceptionTimings = PerceptionTimings()
@@ -89,6 +94,15 @@ class Perceiver:
             where=where,
         )
         parse_ms = _ms(start)
+        start = time.perf_counter()
+        check = CoverCheck(covered=(), candidates=0, pixels_read=False)
+        if self.settings.occlusion:
+            check = find_covered(parsed, observation.width, observation.height,
+                                 lambda: decode_thumbnail(observation.screenshot_png))
+        if check.covered:
+            hidden = set(check.covered)
+            parsed = parsed.model_copy(update={"elements": tuple(e for e in parsed.elements if e.id not in hidden)})
+        occlusion_ms = _ms(start)
         elements = parsed.elements
         image: RGBImage | None = None
         regions: tuple[Bounds, ...] = ()
@@ -128,9 +142,9 @@ class Perceiver:
         )
         layout_ms = _ms(start)
         return Perception(
-            screen=screen, tree=parsed.tree, blocks=blocks, blind_regions=regions,
+            screen=screen, tree=parsed.tree, blocks=blocks, blind_regions=regions, covered=check.covered,
             ocr_elements=ocr_count, detector_elements=detector_count,
             timings=PerceptionTimings(
-                parse_ms=parse_ms, ocr_ms=ocr_ms, detector_ms=detector_ms, layout_ms=layout_ms
+                parse_ms=parse_ms, occlusion_ms=occlusion_ms, ocr_ms=ocr_ms, detector_ms=detector_ms, layout_ms=layout_ms
             ),
         )
