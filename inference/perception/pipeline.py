@@ -23,8 +23,8 @@ from inference.perception.detector import Detector, create_detector, detections_
 from inference.perception.fingerprint import fingerprint_screen
 from inference.perception.hierarchy import ViewTree, parse_hierarchy
 from inference.perception.image import RGBImage, decode_screenshot, decode_thumbnail
-from inference.perception.occlusion import CoverCheck, find_covered
 from inference.perception.observation import Observation
+from inference.perception.occlusion import CoverCheck, find_covered
 from inference.perception.ocr import OcrEngine, create_ocr_engine
 from inference.perception.ocr_regions import (
     find_blind_regions,
