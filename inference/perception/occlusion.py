@@ -50,6 +50,7 @@ class CoverCheck:
     covered: tuple[str, ...]  # element ids
     candidates: int  # elements the hierarchy put under a later-drawn view
     pixels_read: bool  # whether the screenshot was decoded
+    covers: tuple[Bounds, ...] = ()  # the opaque views that hid something
 
 
 def drawing_order(nodes: tuple[ViewNode, ...]) -> tuple[list[ViewNode], list[int]]:
@@ -114,6 +115,7 @@ def find_covered(
     panels: dict[tuple[str, int, int], _Panel | None] = {}
     counted = np.concatenate(([0], np.cumsum([leaf is not None for leaf in leaves])))
     covered = []
+    hidden_by: dict[str, Bounds] = {}
     for element, over in pending:
         position = first[element.id]
         # where the element draws: its leaf views (its texts and icons), else its whole box
@@ -129,7 +131,9 @@ def find_covered(
                 hiding.append(drawn[c].bounds)
         if union_share(element.bounds, hiding) >= _MIN_COVER_SHARE:
             covered.append(element.id)
-    return CoverCheck(covered=tuple(covered), candidates=len(pending), pixels_read=True)
+            hidden_by.update((b.to_uiautomator(), b) for b in hiding)
+    return CoverCheck(covered=tuple(covered), candidates=len(pending), pixels_read=True,
+                      covers=tuple(hidden_by.values()))
 
 
 def union_share(box: Bounds, others: list[Bounds]) -> float:

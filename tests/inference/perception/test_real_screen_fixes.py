@@ -100,3 +100,27 @@ def test_unlabelled_controls_are_named_by_id_words_else_by_place() -> None:
     corner = UIElement(id="c", class_name="android.widget.ImageButton", clickable=True,
                        bounds=Bounds(left=0, top=66, right=154, bottom=220))
     assert name_by_place(corner, (corner,), 1080, 2160) == "app bar, left"
+
+
+def test_photos_are_not_read_unless_the_screen_has_no_other_text(data_dir: Path) -> None:
+    """5miles listings: product photos (many colours) are blind regions OCR now skips; the flat
+    picture regions are still read, and a screen with no text at all is read whole."""
+    from inference.perception.hierarchy import parse_hierarchy
+    from inference.perception.image import decode_thumbnail
+    from inference.perception.ocr_regions import find_blind_regions, is_photo
+    from tests.inference.perception.test_ocr import CountingOcr
+
+    observation = observe_droidbot_state(_state(data_dir, "state_2023-12-31_212401.json"))
+    thumbnail = decode_thumbnail(observation.screenshot_png)
+    assert thumbnail is not None
+    parsed = parse_hierarchy(observation.hierarchy_xml, width=observation.width, height=observation.height)
+    regions = find_blind_regions(parsed, observation.width, observation.height)
+    photos = [r for r in regions if is_photo(thumbnail, r)]
+    flat = [r for r in regions if not is_photo(thumbnail, r)]
+    assert photos and flat
+    read = Perceiver(ocr=CountingOcr(())).perceive(observation).blind_regions
+    assert not set(read) & set(photos)
+    assert set(read) <= set(flat) and read
+    blank = observation.model_copy(update={"hierarchy_xml": "<hierarchy rotation='0'></hierarchy>"})
+    assert Perceiver(ocr=CountingOcr(())).perceive(blank).blind_regions == (
+        Bounds(left=0, top=0, right=observation.width, bottom=observation.height),)
