@@ -9,12 +9,19 @@ access type from the paper, the scoring points exactly as the virtual phones
 render them, and per app a scripted path from launch to the screens that show
 them (the task-coverage test plays these paths; benchmarks reuse the tasks).
 ``subtask_for(task, app, package)`` turns one app of a task into the sub-task a
-planner would give the copilot.
+planner would give the copilot. ``load_recorded_goals()`` reads the goals in words
+written for the task sequences a person recorded on real apps (``real_apps/``).
 """
 
 from __future__ import annotations
 
 from droidretriever.suites.errors import SuiteError
+from droidretriever.suites.recorded import (
+    RECORDED_GOALS,
+    RecordedGoal,
+    load_recorded_goals,
+    recorded_subtask,
+)
 from droidretriever.suites.subtasks import subtask_for
 from droidretriever.suites.task import (
     SUITES_DIR,
@@ -26,12 +33,16 @@ from droidretriever.suites.task import (
 )
 
 __all__ = [
+    "RECORDED_GOALS",
     "SUITES_DIR",
     "Access",
+    "RecordedGoal",
     "Study",
     "SuiteError",
     "SuiteTask",
+    "load_recorded_goals",
     "load_suite",
     "load_task",
+    "recorded_subtask",
     "subtask_for",
 ]
