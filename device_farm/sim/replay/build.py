@@ -146,14 +146,24 @@ def _load_events(folder: Path, index: _Index) -> list[_Event]:
 
 
 def _bridge(events: list[_Event], index: _Index) -> list[tuple[_Event, str | None, str | None]]:
-    """Each event with its start and stop screens, holes bridged inside a session."""
+    """Each event with its start and stop screens, holes bridged inside a session.
+
+    A missing next screen is never bridged to a screen of the kind sessions start on
+    (an app's first page): that is a person restarting the app unrecorded, not where
+    the event led (BACK aside, which may well lead there).
+    """
+    first_kinds = {index.screens[e.start].kind for e, prev in zip(events[1:], events, strict=False)
+                   if prev.boundary and not e.boundary and e.start is not None}
     out = []
     for i, event in enumerate(events):
         start, stop = event.start, event.stop
         if not event.boundary:
             after = events[i + 1] if i + 1 < len(events) else None
             before = events[i - 1] if i > 0 else None
-            if stop is None and after is not None and not after.boundary and index.same_app(start, after.start):
+            restarted = after is not None and after.start is not None and event.event.event_type != "key" \
+                and index.screens[after.start].kind in first_kinds
+            if stop is None and after is not None and not after.boundary and not restarted \
+                    and index.same_app(start, after.start):
                 stop = after.start
             if start is None and before is not None and not before.boundary and index.same_app(before.stop, stop):
                 start = before.stop
