@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,14 +98,18 @@ def find_covered(
         if node.element_id is not None and node.element_id not in first:
             first[node.element_id] = position
     minimum = _MIN_COVER_AREA * width * height
-    covers = [p for p, n in enumerate(drawn) if n.bounds.area >= minimum]
+    covers = np.array([p for p, n in enumerate(drawn) if n.bounds.area >= minimum], dtype=np.int64)
+    boxes = np.array([_box(drawn[p].bounds) for p in covers], dtype=np.int64).reshape(-1, 4)
     pending: list[tuple[UIElement, list[int]]] = []
     for element in parsed.elements:
         found = first.get(element.id)
         if found is None or element.bounds.area == 0:
             continue
-        over = [c for c in covers if c >= end[found] and drawn[c].bounds.intersection(element.bounds) > 0]
-        if union_share(element.bounds, [drawn[c].bounds for c in over]) >= _MIN_COVER_SHARE:
+        left, top, right, bottom = _box(element.bounds)
+        hit = ((covers >= end[found]) & (boxes[:, 0] < right) & (boxes[:, 2] > left)
+               & (boxes[:, 1] < bottom) & (boxes[:, 3] > top))
+        over = [int(c) for c in covers[hit]]
+        if over and union_share(element.bounds, [drawn[c].bounds for c in over]) >= _MIN_COVER_SHARE:
             pending.append((element, over))
     if not pending:
         return CoverCheck(covered=(), candidates=0, pixels_read=False)
@@ -112,8 +117,12 @@ def find_covered(
     if image is None:
         return CoverCheck(covered=(), candidates=len(pending), pixels_read=False)
     leaves = [n.bounds if end[p] == p + 1 and n.bounds.area > 0 else None for p, n in enumerate(drawn)]
-    panels: dict[tuple[str, int, int], _Panel | None] = {}
-    counted = np.concatenate(([0], np.cumsum([leaf is not None for leaf in leaves])))
+    # the drawing position of the last leaf drawn at each quarter-size pixel (-1: none)
+    topmost = np.full(image.shape[:2], -1, dtype=np.int32)
+    for position, leaf in enumerate(leaves):
+        if leaf is not None:
+            _paint(topmost, 0, 0, leaf, position)
+    panels: dict[int, _Panel | None] = {}
     covered = []
     hidden_by: dict[str, Bounds] = {}
     for element, over in pending:
@@ -122,11 +131,9 @@ def find_covered(
         content = [b for b in leaves[position + 1 : end[position]] if b is not None] or [element.bounds]
         hiding = []
         for c in over:
-            # a wrapper and its one child read alike: same box, same leaves
-            key = (drawn[c].bounds.to_uiautomator(), end[c], int(counted[end[c]] - counted[c + 1]))
-            if key not in panels:
-                panels[key] = _Panel.read(image, drawn[c].bounds, leaves[c + 1 : end[c]])
-            panel = panels[key]
+            if c not in panels:
+                panels[c] = _Panel.read(image, drawn[c].bounds, topmost, c)
+            panel = panels[c]
             if panel is not None and panel.hides(image, element.bounds, content):
                 hiding.append(drawn[c].bounds)
         if union_share(element.bounds, hiding) >= _MIN_COVER_SHARE:
@@ -134,6 +141,10 @@ def find_covered(
             hidden_by.update((b.to_uiautomator(), b) for b in hiding)
     return CoverCheck(covered=tuple(covered), candidates=len(pending), pixels_read=True,
                       covers=tuple(hidden_by.values()))
+
+
+def _box(bounds: Bounds) -> tuple[int, int, int, int]:
+    return bounds.left, bounds.top, bounds.right, bounds.bottom
 
 
 def union_share(box: Bounds, others: list[Bounds]) -> float:
@@ -159,17 +170,16 @@ class _Panel:
     colour: NDArray[np.float64]
 
     @classmethod
-    def read(cls, image: RGBImage, box: Bounds, leaves: list[Bounds | None]) -> _Panel | None:
-        """The cover as a panel when it paints one plain background around its content, else None."""
+    def read(cls, image: RGBImage, box: Bounds, top: NDArray[np.int32], position: int) -> _Panel | None:
+        """The cover (drawn at ``position``) as a panel when it paints one plain background around
+        its content, else None. ``top`` holds the last leaf drawn at each pixel: where that is the
+        cover's own content or drawn after it, the cover's background does not show."""
         h, w = image.shape[:2]
         x0, y0 = min(w, box.left // _SCALE), min(h, box.top // _SCALE)
         x1, y1 = min(w, max(x0 + 1, box.right // _SCALE)), min(h, max(y0 + 1, box.bottom // _SCALE))
         if x1 <= x0 or y1 <= y0:
             return None
-        free = np.ones((y1 - y0, x1 - x0), dtype=bool)
-        for leaf in leaves:
-            if leaf is not None:
-                _paint(free, x0, y0, leaf, False)
+        free = top[y0:y1, x0:x1] <= position
         pixels = image[y0:y1, x0:x1][free]
         pixels = pixels[:: max(1, len(pixels) // _SAMPLE)].astype(np.int16)  # a sample decides plainness
         if free.mean() < _MIN_FREE_SHARE or len(pixels) == 0:
@@ -199,7 +209,7 @@ class _Panel:
         return ink <= _MAX_GLYPH_PIXELS + _MAX_INK / 10 * len(pixels)
 
 
-def _paint(mask: NDArray[np.bool_], x0: int, y0: int, box: Bounds, value: bool) -> None:
+def _paint(mask: NDArray[Any], x0: int, y0: int, box: Bounds, value: bool | int) -> None:
     """Set ``mask`` (whose top-left pixel is (x0, y0) at quarter size) to ``value`` inside ``box``."""
     h, w = mask.shape
     bx0, by0 = max(0, box.left // _SCALE - x0), max(0, box.top // _SCALE - y0)
