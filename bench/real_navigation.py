@@ -204,9 +204,10 @@ class RealAppsBench:
         self.server.control.reset("boot")
         driver.open_app(target.app.package)
         for event, submitted in zip(target.setup, _submits(target)[: target.goal.setup], strict=True):
-            action = action_for(event, self._perceive(driver).screen, submit=submitted)
+            screen = self._perceive(driver).screen
+            action = action_for(event, screen, submit=submitted)
             if action is not None:
-                execute_action(driver, action, self._perceive(driver).screen)
+                execute_action(driver, action, screen)
 
     def demonstrate(self, target: Target) -> list[ScriptedMove] | None:
         """The person's navigation as copilot moves on the replay phone (None when one does not fit)."""
