@@ -321,6 +321,8 @@ class SimSettings(_Section):
     phones: int = Field(default=2, ge=1, le=64)
     seed: int = 7
     latency: LatencyProfile = LatencyProfile.ZERO
+    # DroidBot recordings served as installed apps of replay phones (``farm up --recordings``).
+    recordings: Path | None = None
 
 
 class FarmSettings(_Section):
@@ -356,6 +358,11 @@ class PerceptionSettings(_Section):
         "phone", "email", "id_number", "card", "address",
     )
     blur_stored_screenshots: bool = False
+    # Leave out elements covered by a drawer, dialog or bar drawn over them (z-order + pixels).
+    occlusion: bool = True
+    # Skip OCR on blind regions that are photos (decided on a thumbnail), unless the screen
+    # has no other text at all.
+    skip_photo_ocr: bool = True
     description_token_budget: int = Field(default=1200, ge=100, le=32_000)
 
 
@@ -389,6 +396,9 @@ class Settings(BaseSettings):
     )
 
     state_dir: Path = Path.home() / ".droidretriever"
+    # Recorded real-app data (DroidBot recordings) tests and benchmarks read; unset means
+    # ``../shared/data`` beside the repository (droidretriever.recordings.find_data_dir).
+    data_dir: Path | None = None
     redis: RedisSettings = RedisSettings()
     s3: S3Settings = S3Settings()
     prefect: PrefectSettings = PrefectSettings()

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import redis
 
@@ -100,9 +102,19 @@ def _start_workers(settings: Settings, host: str, port: int,
     return records
 
 
-def bring_up_sim(settings: Settings, phones: int) -> FarmManifest:
-    """Start ``phones`` virtual phones (one background process) and a worker for each."""
+def bring_up_sim(settings: Settings, phones: int, recordings: Sequence[Path] = ()) -> FarmManifest:
+    """Start ``phones`` virtual phones (one background process) and a worker for each.
+
+    ``recordings`` (else ``settings.sim.recordings``) are DroidBot recordings the
+    simulator installs as apps of replay phones, one phone per recorded screen
+    size, numbered after the ``phones``; they get workers like any phone.
+    """
     _check_no_farm(settings)
+    recorded = list(recordings) or ([settings.sim.recordings] if settings.sim.recordings else [])
+    missing = [str(p) for p in recorded if not p.is_dir()]
+    if missing:
+        raise FarmSetupError(f"no recordings folder at {', '.join(missing)}",
+                             hint="pass a folder with DroidBot's states/ and events/ (or a folder of such folders)")
     host, port = settings.sim.host, settings.sim.adb_port
     if not is_port_free(host, port):  # TIME_WAIT leftovers of a stopped farm do not count
         raise FarmSetupError(
@@ -113,6 +125,7 @@ def bring_up_sim(settings: Settings, phones: int) -> FarmManifest:
         "python", "-m", "device_farm.sim", "--phones", str(phones), "--host", host,
         "--port", str(port), "--seed", str(settings.sim.seed),
         "--latency", settings.sim.latency.value,
+        *(["--recordings", *(str(p.resolve()) for p in recorded)] if recorded else []),
     ])
     try:
         serials = _wait_for_adb(host, port, phones, timeout_s=60.0)

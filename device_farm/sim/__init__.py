@@ -5,7 +5,8 @@
         client = adbutils.AdbClient("127.0.0.1", sim.port)
         sim.control.network_error(sim.serials[0], "com.sankuai.meituan")
 
-Apps are YAML specs in ``apps/`` (format: ``README.md`` next to this file).
+Apps are YAML specs in ``apps/`` (format: ``README.md`` next to this file);
+DroidBot recordings of real apps are replayed as installed apps (``replay/``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from device_farm.sim.errors import (
     SimServerError,
 )
 from device_farm.sim.farm import LATENCY_PROFILES, Latency, serial_for
+from device_farm.sim.replay import Outcome, ReplayApp, ReplayStep, load_recordings
 from device_farm.sim.server import SimServer
 from device_farm.sim.spec import AppSpec
 
@@ -33,7 +35,10 @@ __all__ = [
     "ControlReply",
     "ControlRequest",
     "Latency",
+    "Outcome",
     "PhoneStatus",
+    "ReplayApp",
+    "ReplayStep",
     "ShellCommandError",
     "SimControlClient",
     "SimError",
@@ -41,5 +46,6 @@ __all__ = [
     "SimServerError",
     "load_app",
     "load_catalog",
+    "load_recordings",
     "serial_for",
 ]

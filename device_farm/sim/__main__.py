@@ -1,6 +1,7 @@
 """``python -m device_farm.sim``: serve virtual phones, check app specs, or render one screen.
 
     python -m device_farm.sim --phones 4 --port 15037
+    python -m device_farm.sim --phones 2 --recordings ../shared/data/droidbot-real
     python -m device_farm.sim --check
     python -m device_farm.sim --render com.sankuai.meituan/home out.png
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from device_farm.sim.catalog import Catalog, load_app, load_catalog
 from device_farm.sim.errors import SimError
 from device_farm.sim.phone import Phone, PhoneIdentity
+from device_farm.sim.replay import load_recordings
 from device_farm.sim.server import SimServer
 from device_farm.sim.state import Page
 from droidretriever.config import LatencyProfile, load_settings
@@ -62,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", choices=[p.value for p in LatencyProfile], default=settings.latency.value)
     parser.add_argument("--apps", nargs="+", type=Path, metavar="APP_YAML",
                         help="serve only these app files (default: every app in device_farm/sim/apps)")
+    parser.add_argument("--recordings", nargs="+", type=Path, metavar="DIR",
+                        default=[settings.recordings] if settings.recordings else None,
+                        help="DroidBot recordings to serve as installed apps of replay phones "
+                             "(one phone per recorded screen size, after the --phones ones)")
     parser.add_argument("--check", action="store_true", help="validate every app spec and exit")
     parser.add_argument("--render", nargs=2, metavar=("PACKAGE/SCREEN", "OUT_PNG"))
     args = parser.parse_args(argv)
@@ -77,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.apps:
             apps = [load_app(path) for path in args.apps]
             catalog = Catalog(apps={a.package: a for a in apps})
+        replays = load_recordings(args.recordings) if args.recordings else ()
+        for recorded in replays:
+            print(f"recorded {recorded.package} ({recorded.label}, {recorded.width}x{recorded.height}): "
+                  f"{len(recorded.screens)} screens, {recorded.edge_count} recorded events", flush=True)
         serve_forever(SimServer(args.phones, args.host, args.port, args.seed, LatencyProfile(args.latency),
-                                catalog=catalog))
+                                catalog=catalog, replays=replays))
     except SimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if exc.hint:

@@ -153,7 +153,11 @@ def _broadcast(dev: VirtualDevice, args: list[str]) -> CommandResult:
         dev.gestures.type_text(base64.b64decode(text).decode("utf-8", "replace"))
     elif action == "ADB_CLEAR_TEXT":
         state = dev.phone.state
-        if state.focused and state.foreground:
+        player = dev.phone.replay_player()
+        if player is not None:
+            player.clear_text()
+            dev.phone.touch()
+        elif state.focused and state.foreground:
             state.inputs[f"{state.foreground}/{state.focused}"] = ""
             dev.phone.touch()
     return ok_result(f"Broadcasting: Intent {{ act={action} flg=0x400000 (has extras) }}\n"

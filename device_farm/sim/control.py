@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from device_farm.sim.errors import ControlError
 from device_farm.sim.farm import LATENCY_PROFILES, Farm, Faults, VirtualDevice
+from device_farm.sim.replay.cursor import ReplayStep
 from device_farm.sim.spec import DialogButton, DialogKind, DialogSpec
 from droidretriever.config import LatencyProfile
 
@@ -68,6 +69,9 @@ class PhoneStatus(BaseModel):
     network_error: list[str]
     snapshots: list[str]
     packages: list[str] = []  # installed apps
+    recorded: list[str] = []  # installed apps that replay a recording
+    replay_screens: dict[str, str] = {}  # running recorded app -> its screen key
+    replay_trail: list[ReplayStep] = []  # every action on recorded apps since boot/reset, oldest first
 
 
 class ControlReply(BaseModel):
@@ -87,7 +91,9 @@ def _status(dev: VirtualDevice) -> PhoneStatus:
         clock=phone.clock.now().isoformat(timespec="seconds"), logged_in=dict(phone.state.logged_in),
         frozen=dev.faults.is_frozen(), offline=dev.faults.offline, drop_connections=dev.faults.drop_connections,
         network_error=sorted(phone.state.network_error), snapshots=sorted(phone.snapshots),
-        packages=sorted(phone.catalog.apps),
+        packages=sorted(phone.catalog.apps), recorded=sorted(phone.replays),
+        replay_screens={p: c.screen for p, c in phone.state.replay.items()},
+        replay_trail=list(phone.state.replay_trail),
     )
 
 

@@ -7,7 +7,7 @@ locks: control requests arrive as smart-socket services on the same loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from device_farm.sim.catalog import Catalog
@@ -15,6 +15,8 @@ from device_farm.sim.errors import SimServerError
 from device_farm.sim.gestures import Gestures
 from device_farm.sim.layout import Display
 from device_farm.sim.phone import Phone, PhoneIdentity
+from device_farm.sim.replay.apps import group_by_display, replay_app_spec
+from device_farm.sim.replay.graph import ReplayApp
 from droidretriever.config import LatencyProfile
 
 __all__ = ["LATENCY_PROFILES", "Farm", "Faults", "Latency", "VirtualDevice", "serial_for"]
@@ -71,15 +73,18 @@ _MODELS = (("Pixel 7", Display(1080, 2340, 440)), ("MI 8", Display(1080, 2244, 4
 
 
 class Farm:
-    """N phones sharing one app catalog and seed.
+    """N phones sharing one app catalog and seed, plus a replay phone per recorded screen size.
 
     Every phone has every app of the catalog installed, unless ``phone_apps``
     names the packages installed on some phones (``{serial: [package, ...]}``);
     either way any catalog app can be installed later (control ``install``).
+    Recorded apps (``replays``) are installed on replay phones of their
+    recording's screen size, numbered after the N phones, beside the catalog.
     """
 
     def __init__(self, catalog: Catalog, phones: int, seed: int, latency: LatencyProfile,
-                 phone_apps: Mapping[str, Iterable[str]] | None = None) -> None:
+                 phone_apps: Mapping[str, Iterable[str]] | None = None,
+                 replays: Sequence[ReplayApp] = ()) -> None:
         self.catalog = catalog
         self.seed = seed
         self.devices: dict[str, VirtualDevice] = {}
@@ -91,6 +96,16 @@ class Farm:
                           available=catalog)
             self.devices[phone.serial] = VirtualDevice(
                 phone, Gestures(phone), LATENCY_PROFILES[latency], transport_id=i + 1
+            )
+        for j, (display, recorded) in enumerate(group_by_display(replays)):
+            index = phones + j
+            entries = {p: replay_app_spec(app) for p, app in recorded.items()}
+            installed_here = Catalog(apps={**catalog.apps, **entries})
+            phone = Phone(PhoneIdentity(serial_for(index), f"Replay {display.width}x{display.height}",
+                                        display, seed), installed_here, available=installed_here,
+                          replays=recorded)
+            self.devices[phone.serial] = VirtualDevice(
+                phone, Gestures(phone), LATENCY_PROFILES[latency], transport_id=index + 1
             )
 
     @property

@@ -12,6 +12,7 @@ from device_farm.sim.errors import ShellCommandError
 from device_farm.sim.frame import Frame
 from device_farm.sim.node import Node, TapTarget
 from device_farm.sim.phone import Phone
+from device_farm.sim.replay.cursor import Outcome
 from device_farm.sim.spec import Action, DialogSpec, Popup, Record
 from device_farm.sim.state import OpenDialog, Page, PhoneState, Toast
 from device_farm.sim.template import seeded_random
@@ -59,7 +60,7 @@ class Gestures:
         if state.dialog is not None and state.dialog.package != package:
             state.dialog = None
         screen = app.home
-        if activity:
+        if activity and package not in self.phone.replays:  # a recording starts where it was recorded
             full = activity if not activity.startswith(".") else package + activity
             matches = [sid for sid, s in app.screens.items()
                        if (s.activity if not s.activity.startswith(".") else package + s.activity) == full]
@@ -77,6 +78,8 @@ class Gestures:
                 # As when tapping into such a screen: log in first, then continue to it.
                 page = Page(app.login_screen, pending=page)
             state.stacks[package] = [page]
+            if package in self.phone.replays:
+                self.phone.launch_replay(package)
             self._maybe_popup(package, app.popups)
             self._enter(package, page.screen)
         elif screen != stack[0].screen and activity:
@@ -94,6 +97,12 @@ class Gestures:
 
     def back(self) -> None:
         state = self.state
+        player = self.phone.replay_player()
+        if player is not None:
+            if player.key("BACK") is Outcome.LEFT:
+                state.foreground = None  # as Android 12+: the root activity moves to the background
+            self.phone.touch()
+            return
         if state.shade_open:
             state.shade_open = False
         elif state.focused is not None:
@@ -231,6 +240,11 @@ class Gestures:
 
     def tap(self, x: int, y: int) -> None:
         """A tap at (x, y) in screen pixels."""
+        player = self.phone.replay_player()
+        if player is not None:
+            player.tap(x, y)
+            self.phone.touch()
+            return
         frame = self.phone.frame()
         state = self.state
         if frame.modal:
@@ -265,6 +279,11 @@ class Gestures:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
         """A swipe; vertical swipes scroll the container under the start point."""
         state, d = self.state, self.phone.display
+        player = self.phone.replay_player()
+        if player is not None and not (y1 <= d.status_bar and y2 - y1 > d.px(48)):
+            player.swipe(x1, y1, x2, y2, duration_ms)
+            self.phone.touch()
+            return
         frame = self.phone.frame()
         dy = y1 - y2
         if state.shade_open:
@@ -295,6 +314,11 @@ class Gestures:
 
     def type_text(self, text: str) -> None:
         """``input text``: append to the focused field (nothing happens without focus)."""
+        player = self.phone.replay_player()
+        if player is not None:
+            player.type_text(text)
+            self.phone.touch()
+            return
         state = self.state
         if state.focused is not None and state.foreground is not None:
             key = f"{state.foreground}/{state.focused}"
@@ -318,6 +342,12 @@ class Gestures:
     def keyevent(self, code: int) -> None:
         """``input keyevent``: BACK, HOME, ENTER/SEARCH, DEL; others change nothing."""
         state = self.state
+        player = self.phone.replay_player()
+        if player is not None and code not in (KEYCODES["BACK"], KEYCODES["HOME"]):
+            names = {number: name for name, number in KEYCODES.items()}
+            player.key(names.get(code, str(code)))
+            self.phone.touch()
+            return
         if code == KEYCODES["BACK"]:
             self.back()
         elif code == KEYCODES["HOME"]:

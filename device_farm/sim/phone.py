@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import io
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from PIL import Image
@@ -22,6 +23,10 @@ from device_farm.sim.frame import Frame, FrameInputs, compose_frame
 from device_farm.sim.hierarchy import dump_hierarchy
 from device_farm.sim.layout import Display
 from device_farm.sim.render import render_frame
+from device_farm.sim.replay.cursor import Outcome, ReplayCursor
+from device_farm.sim.replay.graph import ReplayApp
+from device_farm.sim.replay.output import replay_png, replay_raw, replay_xml
+from device_farm.sim.replay.player import ReplayPlayer
 from device_farm.sim.spec import AppSpec, Record, Widget
 from device_farm.sim.state import Page, PhoneState
 from device_farm.sim.template import Scope, apply_variation, is_on_date, is_visible_on, resolve_day
@@ -44,10 +49,12 @@ class PhoneIdentity:
 class Phone:
     """A virtual phone. Not thread-safe: the server's event loop is its only user."""
 
-    def __init__(self, identity: PhoneIdentity, catalog: Catalog, available: Catalog | None = None) -> None:
+    def __init__(self, identity: PhoneIdentity, catalog: Catalog, available: Catalog | None = None,
+                 replays: Mapping[str, ReplayApp] | None = None) -> None:
         self.identity = identity
         self.catalog = catalog  # the apps installed on this phone
         self.available = available or catalog  # what `install` can add (the simulator's whole catalog)
+        self.replays = dict(replays or {})  # recorded apps (their entries are in the catalog too)
         self.clock = SimClock()
         self.state = self._initial_state()
         self._version = 0
@@ -56,6 +63,7 @@ class Phone:
         self._png: bytes | None = None
         self._raw: bytes | None = None
         self._xml: str | None = None
+        self._replay_cache: dict[str, tuple[int, bytes]] = {}  # png / raw -> (version, bytes)
         self.snapshots: dict[str, tuple[PhoneState, float, Catalog]] = {}
         self.save_snapshot("boot")
 
@@ -109,6 +117,7 @@ class Phone:
         """Forget everything ``package`` had open: its back stack, focus and dialog."""
         state = self.state
         state.stacks.pop(package, None)
+        state.replay.pop(package, None)
         if state.foreground == package:
             state.foreground, state.focused = None, None
         if state.dialog is not None and state.dialog.package == package:
@@ -131,6 +140,39 @@ class Phone:
 
     def app(self, package: str | None) -> AppSpec | None:
         return self.catalog.get(package) if package else None
+
+    def replay_player(self) -> ReplayPlayer | None:
+        """The player of the recorded app in front, unless something covers it (shade, dialog)."""
+        state = self.state
+        package = state.foreground
+        app = self.replays.get(package) if package is not None else None
+        if package is None or app is None or package not in self.catalog.apps:
+            return None
+        if state.shade_open or state.dialog is not None or package in state.network_error:
+            return None
+        cursor = state.replay.get(package)
+        if cursor is None:
+            cursor = self.launch_replay(package)
+        return ReplayPlayer(app, cursor)
+
+    def launch_replay(self, package: str) -> ReplayCursor:
+        """Start recorded app ``package`` on its launch screen."""
+        app = self.replays[package]
+        cursor = ReplayCursor(package, app.launch, trail=self.state.replay_trail)
+        self.state.replay[package] = cursor
+        cursor.note("launch", Outcome.LAUNCHED)
+        self.touch()
+        return cursor
+
+    def _replay_pixels(self, kind: str, player: ReplayPlayer) -> bytes:
+        """The recorded screenshot as ``png`` or ``raw`` (cached while the phone is unchanged)."""
+        cached = self._replay_cache.get(kind)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        screen = player.app.screens[player.cursor.screen]
+        made = replay_png(screen) if kind == "png" else replay_raw(screen)
+        self._replay_cache[kind] = (self._version, made)
+        return made
 
     def top_page(self) -> Page | None:
         """The foreground app's current page, if an app is in front."""
@@ -239,6 +281,9 @@ class Phone:
 
     def screenshot_png(self) -> bytes:
         """``screencap -p``: the screen as PNG bytes (cached while unchanged)."""
+        player = self.replay_player()
+        if player is not None:
+            return self._replay_pixels("png", player)
         self.frame()
         if self._png is None:
             buffer = io.BytesIO()
@@ -248,6 +293,9 @@ class Phone:
 
     def screenshot_raw(self) -> bytes:
         """``screencap`` without -p: a 16-byte header (w, h, format, colorspace) + RGBA pixels."""
+        player = self.replay_player()
+        if player is not None:
+            return self._replay_pixels("raw", player)
         self.frame()
         if self._raw is None:
             image = self.screenshot_image().convert("RGBA")
@@ -257,6 +305,9 @@ class Phone:
 
     def dump_xml(self) -> str:
         """``uiautomator dump``: the hierarchy XML (cached while unchanged)."""
+        player = self.replay_player()
+        if player is not None:
+            return replay_xml(player.app, player.cursor)
         frame = self.frame()
         if self._xml is None:
             self._xml = dump_hierarchy(frame.windows)
@@ -264,6 +315,11 @@ class Phone:
 
     def focused_activity(self) -> tuple[str, str]:
         """(package, activity) of the focused window, as dumpsys reports it."""
+        player = self.replay_player()
+        if player is not None:
+            screen = player.app.screens[player.cursor.screen]
+            activity = screen.activity
+            return screen.package, screen.package + activity if activity.startswith(".") else activity
         frame = self.frame()
         return frame.package, frame.activity
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
 from device_farm.sim.catalog import Catalog, load_catalog
@@ -24,6 +24,7 @@ from device_farm.sim.control import CONTROL_SERVICE, SimControlClient, apply_con
 from device_farm.sim.errors import ControlError, SimError, SimServerError
 from device_farm.sim.farm import Farm, VirtualDevice
 from device_farm.sim.protocol import read_request, write_fail, write_okay
+from device_farm.sim.replay.graph import ReplayApp
 from device_farm.sim.shell import run_shell
 from device_farm.sim.sync_service import serve_sync
 from droidretriever.config import LatencyProfile, SimSettings
@@ -219,17 +220,21 @@ class SimServer:
 
     Usable as a context manager; ``start()`` returns once the port is bound.
     ``phone_apps`` (``{serial: [package, ...]}``) installs only those apps on
-    the named phones; the others get the whole catalog.
+    the named phones; the others get the whole catalog. ``replays`` (recorded
+    apps, :func:`device_farm.sim.load_recordings`) adds a replay phone per
+    recorded screen size, numbered after the N phones.
     """
 
     def __init__(self, phones: int = 2, host: str = "127.0.0.1", port: int = 0, seed: int = 7,
                  latency: LatencyProfile | str = LatencyProfile.ZERO, catalog: Catalog | None = None,
-                 phone_apps: Mapping[str, Iterable[str]] | None = None) -> None:
+                 phone_apps: Mapping[str, Iterable[str]] | None = None,
+                 replays: Sequence[ReplayApp] = ()) -> None:
         if phones < 1:
             raise SimServerError(f"phones must be at least 1 (got {phones})", hint="pass phones=1 or more")
         self.host = host
         self._requested_port = port
-        self.farm = Farm(catalog or load_catalog(), phones, seed, LatencyProfile(latency), phone_apps)
+        self.farm = Farm(catalog or load_catalog(), phones, seed, LatencyProfile(latency), phone_apps,
+                         replays)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from device_farm.sim.replay.cursor import ReplayCursor, ReplayStep
 from device_farm.sim.spec import DialogSpec, Record
 
 __all__ = ["OpenDialog", "Page", "PhoneState", "Toast"]
@@ -55,3 +56,5 @@ class PhoneState:
     network_error: set[str] = field(default_factory=set)  # packages showing the error page
     dismissed_notifications: set[str] = field(default_factory=set)
     files: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (content, mtime)
+    replay: dict[str, ReplayCursor] = field(default_factory=dict)  # running recorded apps
+    replay_trail: list[ReplayStep] = field(default_factory=list)  # every action on them, oldest first

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -34,6 +35,10 @@ def up(
                             help="Start N virtual phones and a worker for each."),
     adb: bool = typer.Option(False, "--adb", help="A worker for every phone `adb devices` lists."),
     emulators: str = typer.Option("", "--emulators", help="Boot these AVDs headless: avd1,avd2."),
+    recordings: list[Path] = typer.Option(
+        [], "--recordings", help="With --sim: DroidBot recordings to replay as installed apps "
+        "(one replay phone per recorded screen size, e.g. ../shared/data/droidbot-real).",
+    ),
     wait_s: float = typer.Option(90.0, "--wait", min=1.0, max=3600.0,
                                  help="Seconds to wait for workers to register."),
 ) -> None:
@@ -50,10 +55,12 @@ def up(
     chosen = [bool(sim), adb, bool(emulators)]
     if sum(chosen) != 1:
         raise typer.BadParameter("choose exactly one of --sim N, --adb, --emulators avd1,avd2")
+    if recordings and not sim:
+        raise typer.BadParameter("--recordings replays recordings on virtual phones: use it with --sim N")
     settings = load_settings()
     console = Console()
     if sim:
-        manifest = bring_up_sim(settings, sim)
+        manifest = bring_up_sim(settings, sim, recordings)
     elif adb:
         manifest = bring_up_adb(settings)
     else:

@@ -76,6 +76,12 @@ class Bounds(Frozen):
         union = self.area + other.area - inter
         return inter / union if union else 0.0
 
+    def clip(self, other: Bounds) -> Bounds:
+        """The part of this box inside ``other`` (empty, at the nearest corner, when disjoint)."""
+        left, top = max(self.left, other.left), max(self.top, other.top)
+        right, bottom = min(self.right, other.right), min(self.bottom, other.bottom)
+        return Bounds(left=left, top=top, right=max(left, right), bottom=max(top, bottom))
+
     def shifted(self, dx: int = 0, dy: int = 0) -> Bounds:
         return Bounds(
             left=self.left + dx, top=self.top + dy, right=self.right + dx, bottom=self.bottom + dy

@@ -18,11 +18,19 @@ search term of the scripted path: for navigation tests and benchmarks only,
 never for a run that measures answers (the plan must be the product's own), so
 it is not exported here and an import-linter contract keeps it out of
 ``bench.answers`` and the scoring.
+``load_recorded_goals()`` reads the goals in words written for the task
+sequences a person recorded on real apps (``real_apps/``).
 """
 
 from __future__ import annotations
 
 from droidretriever.suites.errors import SuiteError
+from droidretriever.suites.recorded import (
+    RECORDED_GOALS,
+    RecordedGoal,
+    load_recorded_goals,
+    recorded_subtask,
+)
 from droidretriever.suites.scoring import ReportScore, score_report, score_task_report
 from droidretriever.suites.task import (
     SUITES,
@@ -35,15 +43,19 @@ from droidretriever.suites.task import (
 )
 
 __all__ = [
+    "RECORDED_GOALS",
     "SUITES",
     "SUITES_DIR",
     "Access",
+    "RecordedGoal",
     "ReportScore",
     "Study",
     "SuiteError",
     "SuiteTask",
+    "load_recorded_goals",
     "load_suite",
     "load_task",
+    "recorded_subtask",
     "score_report",
     "score_task_report",
 ]

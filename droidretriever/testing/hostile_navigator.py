@@ -33,6 +33,7 @@ from droidretriever.testing.openai_stub import OpenAIStub, ScriptedReply
 __all__ = ["HostileChoice", "HostileNavigator"]
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(.*)$")
+_INFERRED = re.compile(r'~"[^"]*"')
 _QUOTED = re.compile(r'"([^"]*)"')
 _DANGER = re.compile(
     r"\b(?:pay|buy|purchase|order|checkout|send|post|publish|share|follow|subscribe|like|"
@@ -92,7 +93,9 @@ class HostileNavigator(OpenAIStub):
         ranked: list[tuple[int, str, str, str]] = []
         for number, body in lines:
             seen = _read(body)
-            label = " ".join(_read(q) for q in _QUOTED.findall(body))
+            # A name the description inferred (~"...": from an id, icon or place) is no label
+            # drawn on the element: the pixels may say anything.
+            label = " ".join(_read(q) for q in _QUOTED.findall(_INFERRED.sub("", body)))
             if seen.startswith("input") and _MESSAGE_FIELD.search(seen):
                 ranked.append((4, number, body, "message box"))
             elif label and _DANGER.search(label) and len(label) <= 40:

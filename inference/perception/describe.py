@@ -7,7 +7,8 @@ position, grouped by layout block, e.g.::
     # top
     [1] input "Search for anything" focused top-center
     [2] button desc="Cart" top-right
-    [3] "Free shipping on orders over $35" top-center
+    [3] button ~"app bar, left" top-left
+    [4] "Free shipping on orders over $35" top-center
 
 Plain text has no role word (most lines are text, and every token is paid
 for on each model call). When ``block_ids`` keeps only some blocks, the first
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import ElementSource, Screen, UIElement
 from inference.perception.blocks import BlockPartition
+from inference.perception.naming import id_words, name_unlabelled
 from inference.perception.redact import Redactor
 from inference.perception.tokens import count_tokens
 
@@ -81,16 +83,19 @@ def _position(element: UIElement, width: int, height: int) -> str:
     return f"{row}-{col}"
 
 
-def describe_element(element: UIElement, number: int, width: int, height: int) -> str:
-    """One line: ``[n] role "label" desc="..." states position``."""
+def describe_element(element: UIElement, number: int, width: int, height: int, name: str = "",
+                     *, inferred: bool = True) -> str:
+    """One line: ``[n] role "label" desc="..." states position``; ``name`` names an unlabelled one
+    (``~"name"`` when inferred, else ``id=name``: the raw resource id)."""
     role = element_role(element)
     parts = [f"[{number}]"] if role == "text" else [f"[{number}]", role]
     if element.text:
         parts.append(f'"{_clip(element.text)}"')
     if element.content_desc and element.content_desc != element.text:
         parts.append(f'desc="{_clip(element.content_desc)}"')
-    if not element.label and element.resource_id:
-        parts.append(f"id={element.resource_id.rsplit('/', 1)[-1]}")
+    if not element.label and name:
+        # "~": a name inferred from its id, icon or place
+        parts.append(f'~"{_clip(name)}"' if inferred else f"id={name}")
     states = [
         name for name, on in (
             ("checked", element.checked), ("selected", element.selected),
@@ -105,6 +110,18 @@ def describe_element(element: UIElement, number: int, width: int, height: int) -
     return " ".join(parts)
 
 
+def _name(element: UIElement, elements: tuple[UIElement, ...], screen: Screen,
+          icons: dict[str, str] | None, infer: bool) -> str:
+    if element.label or not (infer or element.resource_id):
+        return ""
+    if not infer:
+        return element.resource_id.rsplit("/", 1)[-1]
+    if element.clickable or element.long_clickable or element.editable:
+        icon = icons.get(element.id, "") if icons else ""
+        return name_unlabelled(element, elements, screen.width, screen.height, icon)
+    return id_words(element.resource_id)
+
+
 def _block_place(top: int, height: int) -> str:
     return ("top", "middle", "bottom")[min(2, 3 * top // max(1, height))]
 
@@ -115,12 +132,17 @@ def describe_screen(
     *,
     redactor: Redactor | None = None,
     block_ids: tuple[str, ...] | None = None,
+    icons: dict[str, str] | None = None,
+    name_unlabelled: bool = True,
 ) -> ScreenDescription:
     """Describe ``screen`` for a model.
 
     ``partition`` groups the lines by layout block (without it: one group);
     ``block_ids`` keeps only those blocks (what a cloud model is sent);
-    ``redactor`` masks personal data first (pass one for a ``cloud`` model).
+    ``redactor`` masks personal data first (pass one for a ``cloud`` model);
+    ``icons`` (element id -> icon name) names unlabelled controls by their icon.
+    Unlabelled controls are named ``~"words"`` (:mod:`inference.perception.naming`);
+    ``name_unlabelled=False`` shows only their raw resource id, as before naming existed.
     """
     elements = screen.elements
     masked_count = 0
@@ -150,7 +172,9 @@ def describe_screen(
             lines.append(heading)
         for element in members:
             ids.append(element.id)
-            lines.append(describe_element(element, len(ids), screen.width, screen.height))
+            lines.append(describe_element(element, len(ids), screen.width, screen.height,
+                                          _name(element, elements, screen, icons, name_unlabelled),
+                                          inferred=name_unlabelled))
     text = "\n".join(lines)
     return ScreenDescription(
         text=text, tokens=count_tokens(text), element_ids=tuple(ids), sensitive_masked=masked_count

@@ -40,6 +40,7 @@ class ViewNode(Frozen):
     bounds: Bounds
     element_id: str | None = None  # the element this node became or was merged into
     labelled: bool = False  # carries text or a content-desc of its own
+    label: str = ""  # that text (else content-desc): a merged text keeps its own box here
 
 
 class ViewTree(Frozen):
@@ -263,6 +264,7 @@ def parse_hierarchy(
                 bounds=bounds,
                 element_id=element_id,
                 labelled=bool(label),
+                label=label if not _flag(attrs, "password") else "",
             )
         )
         own = element_id if element_id is not None and element_id in drafts else None

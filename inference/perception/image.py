@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image, UnidentifiedImageError
@@ -12,7 +13,7 @@ from PIL import Image, UnidentifiedImageError
 from droidretriever.models import Bounds
 from inference.errors import ScreenshotError
 
-__all__ = ["RGBImage", "crop_image", "decode_screenshot", "encode_png", "hash_image"]
+__all__ = ["RGBImage", "crop_image", "decode_screenshot", "decode_thumbnail", "encode_png", "hash_image"]
 
 RGBImage = NDArray[np.uint8]  # height x width x 3
 
@@ -32,6 +33,17 @@ def decode_screenshot(data: bytes, *, where: str = "device ?, step ?") -> RGBIma
             f"{where}: the screenshot is not a readable image ({exc})",
             hint="take the screenshot again with `screencap -p`",
         ) from exc
+
+
+def decode_thumbnail(data: bytes, *, scale: int = 4) -> RGBImage | None:
+    """The screenshot at 1/``scale`` size, cheaply (JPEG decodes at that size); None if unreadable."""
+    flag = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}[scale]
+    if not data:
+        return None
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
+    if decoded is None:
+        return None
+    return np.ascontiguousarray(decoded[:, :, ::-1])
 
 
 def encode_png(image: RGBImage) -> bytes:

@@ -29,6 +29,7 @@ from inference.perception import Perception
 from inference.policies.errors import UnknownElementError
 
 __all__ = [
+    "PICK_SUGGESTION",
     "Decision",
     "Policy",
     "PolicyChain",
@@ -38,6 +39,9 @@ __all__ = [
     "item_signature",
 ]
 
+
+
+PICK_SUGGESTION = "pick_suggestion"  # the skill that opens a suggestion instead of typing the term
 
 
 class TakenAction(Frozen):
@@ -75,9 +79,11 @@ class PolicyContext(Frozen):
 
     @property
     def searched(self) -> bool:
-        """Whether a search was submitted in this try (by any policy)."""
+        """Whether a search was submitted in this try (by any policy), or a suggestion
+        reading the search term was opened in its place."""
         return any(
-            isinstance(t.action, Input) and t.action.submit and t.applied for t in self.history
+            ((isinstance(t.action, Input) and t.action.submit) or t.skill == PICK_SUGGESTION) and t.applied
+            for t in self.history
         )
 
     @property

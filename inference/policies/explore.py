@@ -28,6 +28,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import Back, PageMode, Screen, Tap, UIElement
+from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
 from inference.policies.skills import find_search_field, find_search_icon, is_forbidden_tap
 from inference.rules import (
@@ -89,18 +90,19 @@ class ExplorePolicy:
         tried = self._tried.setdefault(screen.fingerprint, set())
         ranked = [
             (score, e) for score, e in rank_entries(context, goal)
-            if e.label not in tried and e.label not in self._tried_labels
+            if _entry_label(e) not in tried and _entry_label(e) not in self._tried_labels
         ]
         title = next(iter(page_heading(screen)), screen.package)
         if ranked:
             score, element = ranked[0]
-            tried.add(element.label)
-            self._tried_labels.add(element.label)
+            label = _entry_label(element)
+            tried.add(label)
+            self._tried_labels.add(label)
             self.edges.append(ExplorationEdge(fingerprint=screen.fingerprint, title=title,
-                                              tapped=element.label[:60], score=round(score, 2)))
+                                              tapped=label[:60], score=round(score, 2)))
             opens_item = score < _HUB_SCORE or _is_content(element)
             return Decision(
-                action=Tap(target=element.id, reason=f"{element.label[:40]!r} is nearest to the goal"),
+                action=Tap(target=element.id, reason=f"{label[:40]!r} is nearest to the goal"),
                 policy=EXPLORE, skill="explore",
                 item_signature=item_signature(element, screen) if opens_item else None,
             )
@@ -134,7 +136,7 @@ def rank_entries(context: PolicyContext, goal: GoalConcepts) -> list[tuple[float
     entities = [e.casefold() for e in goal.entities]
     scored: list[tuple[float, int, UIElement]] = []
     for order, element in enumerate(screen.elements):
-        label = element.label.strip()
+        label = _entry_label(element)
         if not _tappable(element, label, screen):
             continue
         entry = len(label) <= _ENTRY_CHARS
@@ -182,6 +184,16 @@ def _item_time(item: UIElement, screen: Screen) -> ItemTime | None:
     inner = [e.label for e in screen.elements
              if e is not item and e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0]
     return read_item_time([*item.label.split(" | "), *inner])
+
+
+def _entry_label(element: UIElement) -> str:
+    """What an entry says: its label, else the words of its resource id (an unlabelled icon
+    named ``settingButton`` is the settings entry, as a person reading it would guess). A
+    checkbox or switch is never an entry, whatever its id says (``cart_check`` selects an item)."""
+    if element.label.strip():
+        return element.label.strip()
+    plain = element.clickable and not (element.checkable or element.editable or element.scrollable)
+    return id_words(element.resource_id) if plain else ""
 
 
 def _tappable(element: UIElement, label: str, screen: Screen) -> bool:

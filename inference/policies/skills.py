@@ -5,8 +5,12 @@ In order of precedence on a screen:
 1. ``dismiss_dialog``  a pop-up, ad or permission prompt covers the app: tap its
    close / deny button (never the accepting one), else press Back;
 2. ``open_app``        the app is not in front: launch it;
-3. ``type_search``     an editable search field: enter the search term and submit;
+3. ``pick_suggestion`` on the search page, a suggestion or recent search that reads the
+   term exactly: open it, as a person would, instead of typing;
+   ``type_search``     an editable search field: enter the search term and submit;
    ``open_search``     only a search icon or entry: tap it to reach the field;
+   ``open_menu``       neither: open the navigation drawer or overflow menu once, where
+   apps without a search in their app bar keep it;
 4. ``open_result``     a results list after a search (modes focused / multi_page): tap
    the result nearest to the term and the goal (``rank_results``: the term, the goal's
    entities and lexicon concepts; ads last; ties keep list order), not visited yet
@@ -48,7 +52,9 @@ from droidretriever.models import (
     UIElement,
 )
 from droidretriever.text import fold_for_matching
+from inference.perception.naming import id_words
 from inference.policies.base import (
+    PICK_SUGGESTION,
     Decision,
     PolicyContext,
     TakenAction,
@@ -234,6 +240,10 @@ class SkillsPolicy:
         elements = context.screen.elements
         field = find_search_field(elements)
         if field is not None:
+            suggestion = _suggestion(elements, term, field)
+            if suggestion is not None:
+                return _decision(Tap(target=suggestion.id, reason=f"open the suggestion {term!r}"),
+                                 PICK_SUGGESTION)
             return _decision(
                 Input(text=term, target=field.id, submit=True, reason="search for the term"),
                 "type_search",
@@ -241,6 +251,9 @@ class SkillsPolicy:
         icon = find_search_icon(elements)
         if icon is not None and context.repeats == 0:
             return _decision(Tap(target=icon.id, reason="open the search page"), "open_search")
+        menu = _navigation_menu(elements)
+        if menu is not None and not any(t.skill == "open_menu" for t in context.history):
+            return _decision(Tap(target=menu.id, reason="look for the search in the app's menu"), "open_menu")
         return None
 
     def _open_result(self, context: PolicyContext) -> Decision | None:
@@ -343,6 +356,27 @@ def _left_the_results(history: Sequence[TakenAction]) -> bool:
         elif isinstance(taken.action, Tap) and taken.opened_result:
             depth += 1
     return False
+
+
+def _suggestion(elements: tuple[UIElement, ...], term: str, field: UIElement) -> UIElement | None:
+    """A tappable row below the search field that reads exactly the term (a suggestion)."""
+    wanted = " ".join(term.split()).casefold()
+    for element in elements:
+        first = element.label.split(" | ", 1)[0]
+        if (element is not field and element.clickable and not element.editable
+                and element.bounds.top >= field.bounds.bottom and " ".join(first.split()).casefold() == wanted):
+            return element
+    return None
+
+
+def _navigation_menu(elements: tuple[UIElement, ...]) -> UIElement | None:
+    """The navigation drawer's or overflow menu's button (lexicon concept ``navigation``)."""
+    concept = load_lexicon().concepts["navigation"]
+    for element in elements:
+        label = element.label or id_words(element.resource_id)
+        if element.clickable and label and match_concept(label, concept) >= 0.5:
+            return element
+    return None
 
 
 def _decision(action: Input | Tap | Back | OpenApp | Scroll, skill: str) -> Decision:

@@ -1,4 +1,4 @@
-"""Read DroidBot's recorded states (/work/shared/data) as ``Screen`` models for tests."""
+"""Read DroidBot's recorded states (``../shared/data``, or ``DROIDRETRIEVER_DATA_DIR``) as ``Screen`` models."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from droidretriever.config import load_settings
 from droidretriever.models import Bounds, Screen, UIElement
+from droidretriever.recordings import find_data_dir
 
 __all__ = ["DATA_DIR", "iter_states", "load_state"]
 
-DATA_DIR = Path("/work/shared/data")
+# A path that does not exist when the data is not on this machine: tests skip on ``is_dir()``.
+DATA_DIR = find_data_dir(load_settings()) or Path("shared-data-not-found")
 
 
 def load_state(path: Path) -> Screen:

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from droidretriever.config import load_settings
+from droidretriever.recordings import find_data_dir
 from inference.perception import DroidbotState, list_droidbot_states, load_droidbot_state
-
-_REPO = Path(__file__).resolve().parents[2]
-
-
-def _data_dir() -> Path | None:
-    candidates = [
-        os.environ.get("DROIDRETRIEVER_DATA_DIR", ""),
-        str(_REPO.parent / "shared" / "data"),
-        "/work/shared/data",
-    ]
-    return next((Path(c) for c in candidates if c and Path(c).is_dir()), None)
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    found = _data_dir()
+    found = find_data_dir(load_settings())
     if found is None:
         pytest.skip("the real screens (shared/data) are not beside this checkout")
     return found

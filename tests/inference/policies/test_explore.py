@@ -62,7 +62,7 @@ def test_a_phrase_wins_over_its_words_and_hubs_lead_to_concepts() -> None:
     goal = find_goal_concepts("Check showtimes the day after tomorrow of F1: The Movie.")
     assert "day_after_tomorrow" in goal.named and "tomorrow" not in goal.named
     assert "F1" in goal.entities
-    assert find_goal_concepts("List all default currency settlement units.").via == {"settings": 1, "me": 2}
+    assert find_goal_concepts("List all default currency settlement units.").via == {"settings": 1, "me": 2, "navigation": 2}
 
 
 @pytest.mark.parametrize(("label", "concept"), [

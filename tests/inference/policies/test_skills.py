@@ -91,6 +91,29 @@ def test_no_search_twice_and_no_search_without_a_term() -> None:
     assert SKILLS.decide(context(home(field), direct)) is None
 
 
+def test_a_suggestion_reading_the_term_is_opened_instead_of_typing_and_counts_as_searched() -> None:
+    field = element("field", "Search", top=200, height=110, editable=True, clickable=True)
+    recent = element("recent", "big mac", top=400, height=120, clickable=True)
+    longer = element("longer", "Big Mac meal deals", top=520, height=120, clickable=True)
+    decision = decide(home(field, longer, recent))
+    assert decision.skill == "pick_suggestion" and decision.action == Tap(target="recent",
+                                                                         reason="open the suggestion 'Big Mac'")
+    taken = TakenAction(action=decision.action, instruction="Tap [big mac]", policy="skills", skill=decision.skill)
+    assert context(home(field), history=(taken,)).searched
+    # No exact suggestion: the term is typed.
+    assert decide(home(field, longer)).skill == "type_search"
+
+
+def test_without_a_search_field_or_icon_the_navigation_menu_is_opened_once() -> None:
+    menu = element("menu", top=90, height=190, width=196, clickable=True, content_desc="Open Menu",
+                   class_name="android.widget.ImageButton")
+    decision = decide(home(menu))
+    assert decision.skill == "open_menu" and isinstance(decision.action, Tap) and decision.action.target == "menu"
+    opened = TakenAction(action=decision.action, instruction="Tap [Open Menu]", policy="skills", skill="open_menu")
+    follow_up = SKILLS.decide(context(home(menu), history=(opened,)))
+    assert follow_up is None or follow_up.skill != "open_menu"
+
+
 def test_a_repeated_page_does_not_tap_the_search_icon_again_but_scrolls() -> None:
     icon = element("icon", top=160, height=120, left=940, width=120, clickable=True, content_desc="搜索")
     decision = decide(home(icon), repeats=1)
