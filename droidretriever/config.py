@@ -180,6 +180,10 @@ class LLMSettings(_Section):
     evaluator: LLMEndpoint = LLMEndpoint()
     synthesizer: LLMEndpoint = LLMEndpoint()
     transcriber: LLMEndpoint = LLMEndpoint()  # /v1/audio/transcriptions (Whisper, SenseVoice)
+    # Where the evaluator's model is asked: "targets" where its verdict can change what happens
+    # (a page that may be the target, the navigator's finish, before tapping or typing on a
+    # pop-up, login wall or settings page); "every_page" wherever its "complete" could count.
+    evaluator_pages: Literal["targets", "every_page"] = "targets"
 
 
 class BudgetSettings(_Section):
@@ -247,7 +251,9 @@ class PerceptionSettings(_Section):
         "phone", "email", "id_number", "card", "address",
     )
     blur_stored_screenshots: bool = False
-    description_token_budget: int = Field(default=1200, ge=100, le=32_000)
+    # Screen description tokens per navigator or evaluator call: a larger screen is cut to the
+    # blocks the task needs (CORE), and the navigator may ask for more.
+    description_token_budget: int = Field(default=600, ge=100, le=32_000)
 
 
 class StackSettings(_Section):

@@ -77,11 +77,16 @@ def test_an_evaluator_answering_non_json_falls_back_visibly(rig: Rig, vllm: Reco
 
 
 def test_a_hanging_evaluator_is_bounded_per_call_and_per_subtask(rig: Rig, vllm: RecordingOpenAIServer) -> None:
-    """Table row 12: a hang costs one deadline, and past the sub-task's model time no call is made."""
+    """Table row 12: a hang costs one deadline, and past the sub-task's model time no call is made.
+
+    The evaluator is asked on every page here (``every_page``), so later steps would call it.
+    """
     vllm.answer_by_default("qwen-vl", Answer.HANG)
     budgets = rig.copilot.budgets.model_copy(update={"model_s_per_subtask": 0.3})
     started = time.perf_counter()
-    _, result = run(with_evaluator(rig, vllm, budgets=budgets, timeout_s=5.0), PERMISSIONS)
+    copilot = dataclasses.replace(with_evaluator(rig, vllm, budgets=budgets, timeout_s=5.0),
+                                  evaluator_pages="every_page")
+    _, result = run(copilot, PERMISSIONS)
     elapsed = time.perf_counter() - started
     assert result.status is SubTaskStatus.COMPLETED, result.reason  # the rules decided, visibly
     calls = [c for s in result.trace.steps for c in s.calls]
