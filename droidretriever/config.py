@@ -181,8 +181,9 @@ class LLMSettings(_Section):
     synthesizer: LLMEndpoint = LLMEndpoint()
     transcriber: LLMEndpoint = LLMEndpoint()  # /v1/audio/transcriptions (Whisper, SenseVoice)
     # Where the evaluator's model is asked: "targets" where its verdict can change what happens
-    # (a page that may be the target, the navigator's finish, before tapping or typing on a
-    # pop-up, login wall or settings page); "every_page" wherever its "complete" could count.
+    # (a page the rules take for the target, a finish, before the navigator's model taps or
+    # types on a pop-up, login wall or settings page); "every_page" wherever its "complete"
+    # could count (issue 14's loop).
     evaluator_pages: Literal["targets", "every_page"] = "targets"
 
 
