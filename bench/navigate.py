@@ -4,11 +4,12 @@ Measures, in one run: per-step host overhead (perceive + decide with skills or
 route memory; observe and act are the phone's and reported apart), stitching
 5 frames of 1080x2340 and a whole capture without the phone's share, prompt
 tokens per navigator call on the Study 2 scripted paths (real tokenizer),
-projected tokens per task with a model configured (navigator + evaluator
-prompts along those paths, built as the copilot builds them: the navigator is
-shown ``describe_for_navigator``'s view and compact past actions, the evaluator
-the navigator's view too, as the loop sends it since issue 14), where those tokens go, and model calls of a second run
-with route memory (counted by the scripted OpenAI stub, a test double).
+projected tokens per task with a model configured (navigator prompts along
+those paths, built as the copilot builds them: ``describe_for_navigator``'s view
+and compact past actions; the evaluator once on the target page, shown the
+navigator's view as the loop sends it), where those tokens go, and model calls
+of a second run with route memory (counted by the scripted OpenAI stub, a test
+double).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from droidretriever.testing import OpenAIStub as OpenAIStubTestDouble
 from inference.llm import LLMClient
 from inference.llm_roles import describe_action
 from inference.memory import RouteMemory
-from inference.perception import Perceiver, count_tokens
+from inference.perception import Perceiver, Perception, count_tokens
 from inference.policies import compact_history, describe_for_navigator, goal_text
 from inference.prompts import render_prompt
 from storage import FakeObjectStore
@@ -151,9 +152,10 @@ def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog:
     """Navigator prompt tokens per call, and projected tokens per task, along the scripted paths.
 
     Every move of a path is priced as if the model made it: one navigator call
-    (the view and history the LLM navigator policy sends) and one evaluator call
-    (the navigator's view, as the loop sends it), plus one evaluator call on
-    the target page.
+    (the view and history the LLM navigator policy sends), plus one evaluator call
+    on the target page (with ``llm.evaluator_pages = "targets"`` the evaluator's
+    model is asked where the page may be the target; priced on the path's last
+    screen, about the size of the target's).
     """
     ledger = _TokenLedger()
     for task in (t for t in load_suite() if t.study is Study.STUDY2):
@@ -164,32 +166,37 @@ def _tokens(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog:
             server.control.set_day(task.day)
             moves = play_scripted_path(driver, perceiver, subtask.package, task.paths[app])
             done: list[str] = []
-            evaluator = 0
             for move in moves:
                 history = compact_history(done)
                 view = describe_for_navigator(move.perception, subtask).text
                 nav = render_prompt("navigator", goal=goal_text(subtask), previous_actions=history,
                                     reflection=None, screen=view, help_document=None)
-                whole = view  # the evaluator is shown the navigator's view (issue 14)
-                ev = render_prompt("evaluator", goal=subtask.goal, page_mode=subtask.page_mode.value,
-                                   search_term=subtask.search_term, previous_actions=history, screen=whole,
-                                   page_types=[p.value for p in PageType])
                 n = count_tokens(nav.system) + count_tokens(nav.user)
-                evaluator = count_tokens(ev.system) + count_tokens(ev.user)
                 ledger.per_call.append(n)
-                total += n + evaluator
+                total += n
                 lines = count_tokens("\n".join(history))
-                for part, value in (
-                    ("navigator screen", count_tokens(view)), ("navigator history", lines),
-                    ("navigator static", n - count_tokens(view) - lines),
-                    ("evaluator screen", count_tokens(whole)), ("evaluator history", lines),
-                    ("evaluator static", evaluator - count_tokens(whole) - lines),
-                ):
+                for part, value in (("navigator screen", count_tokens(view)), ("navigator history", lines),
+                                    ("navigator static", n - count_tokens(view) - lines)):
                     ledger.parts[part].append(value)
                 done.append(describe_action(move.action, move.screen))
-            total += evaluator  # the target page is judged once more (about the size of the last judgement)
+            if moves:
+                total += _judge_target(ledger, subtask, moves[-1].perception, compact_history(done))
         ledger.per_task.append(total)
     return ledger
+
+
+def _judge_target(ledger: _TokenLedger, subtask: SubTask, perception: Perception, history: list[str]) -> int:
+    """The evaluator's one call on the target page, shown the navigator's view (issue 14)."""
+    view = describe_for_navigator(perception, subtask).text
+    prompt = render_prompt("evaluator", goal=subtask.goal, page_mode=subtask.page_mode.value,
+                           search_term=subtask.search_term, previous_actions=history, screen=view,
+                           page_types=[p.value for p in PageType])
+    tokens = count_tokens(prompt.system) + count_tokens(prompt.user)
+    lines = count_tokens("\n".join(history))
+    for part, value in (("evaluator screen", count_tokens(view)), ("evaluator history", lines),
+                        ("evaluator static", tokens - count_tokens(view) - lines)):
+        ledger.parts[part].append(value)
+    return tokens
 
 
 def _route_calls(server: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog: Catalog) -> tuple[int, int]:
@@ -287,8 +294,10 @@ def main() -> None:
 
 Notes: host overhead excludes the phone (observe, act) and model time (no model in the
 step runs: skills and route memory). Projected tokens count prompt tokens only (system +
-user), one navigator and one evaluator call per move plus one evaluator call on the target
-page; answers add ~50 tokens per call. The navigator is shown what the LLM navigator
+user), one navigator call per move plus one evaluator call on the target page (the
+evaluator's model is asked where the page may be the target, `llm.evaluator_pages =
+"targets"`; before it was asked on every page where its verdict could count, one call per
+move); answers add ~30 tokens per call. The navigator is shown what the LLM navigator
 policy sends (`describe_for_navigator`: the whole description, or the task's layout blocks
 when it exceeds 600 tokens; past actions as clipped preview lines); the evaluator the same
 view. These rows are projected from prompt text; `python -m bench.tokens` measures what a

@@ -289,6 +289,11 @@ class LLMSettings(_Section):
     evaluator: LLMEndpoint = LLMEndpoint()
     synthesizer: LLMEndpoint = LLMEndpoint()
     transcriber: LLMEndpoint = LLMEndpoint()  # /v1/audio/transcriptions (Whisper, SenseVoice)
+    # Where the evaluator's model is asked: "targets" where its verdict can change what happens
+    # (a page the rules take for the target, a finish, before the navigator's model taps or
+    # types on a pop-up, login wall or settings page); "every_page" wherever its "complete"
+    # could count (issue 14's loop).
+    evaluator_pages: Literal["targets", "every_page"] = "targets"
 
 
 class BudgetSettings(_Section):
@@ -363,7 +368,9 @@ class PerceptionSettings(_Section):
     # Skip OCR on blind regions that are photos (decided on a thumbnail), unless the screen
     # has no other text at all.
     skip_photo_ocr: bool = True
-    description_token_budget: int = Field(default=1200, ge=100, le=32_000)
+    # Screen description tokens per navigator or evaluator call: a larger screen is cut to the
+    # blocks the task needs (CORE), and the navigator may ask for more.
+    description_token_budget: int = Field(default=600, ge=100, le=32_000)
 
 
 class StackSettings(_Section):

@@ -1,18 +1,36 @@
 """LLM3, the evaluator: is the sub-task complete, and is this screen risky?
 
-``evaluate`` is the chain: the rules run first and a risk they find pauses the
-run whatever a model would say (text on a screen cannot talk a model out of a
-payment page); otherwise LLM3 judges when configured. Its "complete" counts
-only when the rules' page type does not contradict the sub-task's page mode (a
-results list is not a focused details page), unless the page was opened from
-a results list (the rules' structural view of a details page): otherwise the
-verdict is "not complete" with the disagreement recorded. So the model is not
-asked at all on a browsing page whose kind contradicts the mode (a home,
-search or results page for a focused sub-task): its verdict could not count
-there, and the rules have judged its risk already. The rules' verdict stands
-when no model is configured, when the model fails transiently (timeout, 5xx, a
-bad answer) and when the sub-task's model time is spent; each such fallback is
-noted on the meter. A refused request (4xx) is a configuration error: raised.
+``evaluate`` is the chain: the rules run first on every screen and a risk they
+find pauses the run whatever a model would say (text on a screen cannot talk a
+model out of a payment page); otherwise LLM3 judges when configured and its
+verdict can change what happens next (:func:`model_is_asked`):
+
+- a screen just reached (``Occasion.ARRIVAL``) that the rules take for the
+  target: their words see it (the mode's kind of page, about the task), or
+  its structure does (``expected_target``: a result just opened from a list,
+  what a submitted search brought up in ``list_view``, the page a remembered
+  route ends on);
+- the navigator says ``finish`` (``Occasion.FINISH``) where a "complete" could
+  count: the model confirms the target (only a confirmed route is remembered);
+- the navigator's model is about to tap or type on a pop-up, a login wall or
+  a settings page (``Occasion.ACTING``): a risk the rules' words miss stops it
+  first (the rule-based policies never tap an accepting, paying or signing-in
+  button: the rules' own words guard them).
+
+Elsewhere (a page the agent only passes through) the rules' verdict stands:
+their risk check runs on every screen, and a target they do not see is the
+navigator's to propose (its ``finish``), which the model then confirms. ``Occasion.EVERY_PAGE`` asks on every page where
+a "complete" could count, and on pop-ups and login walls (issue 14's loop, the
+paper's LLM3 at each step; ``llm.evaluator_pages = "every_page"``).
+
+A model's "complete" counts only when the rules' page type does not
+contradict the sub-task's page mode (a results list is not a focused details
+page), unless the page was opened from a results list (the rules' structural
+view of a details page): otherwise the verdict is "not complete" with the
+disagreement recorded. The rules' verdict stands when no model is configured,
+when the model fails transiently (timeout, 5xx, a bad answer) and when the
+sub-task's model time is spent; each such fallback is noted on the meter. A
+refused request (4xx) is a configuration error: raised.
 
 With ``vision`` on, the screenshot goes along; for a ``cloud`` endpoint the
 caller redacts the description and the screenshot's personal data is blacked
@@ -22,10 +40,21 @@ out here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Evaluation, PageType, RiskCategory, Screen, SubTask
+from droidretriever.models import (
+    Action,
+    Evaluation,
+    Input,
+    LongPress,
+    PageType,
+    RiskCategory,
+    Screen,
+    SubTask,
+    Tap,
+)
 from inference.errors import LLMError
 from inference.llm import ChatMessage, LLMClient, LLMReply, ModelMeter
 from inference.llm_roles.outcome import RoleOutcome, describe_failure
@@ -33,7 +62,19 @@ from inference.perception.redact import Redactor
 from inference.prompts import render_prompt
 from inference.rules.evaluator import contradicts_mode, evaluate_by_rules
 
-__all__ = ["EvaluatorAnswer", "check_verdict", "evaluate", "evaluate_with_model"]
+__all__ = [
+    "EvaluatorAnswer", "Occasion", "check_verdict", "evaluate", "evaluate_with_model", "guards_action",
+    "model_is_asked",
+]
+
+
+class Occasion(StrEnum):
+    """Why the evaluator looks at a screen; where its model is asked depends on it."""
+
+    ARRIVAL = "arrival"  # a screen just reached: the model only where the rules take it for the target
+    EVERY_PAGE = "every_page"  # a screen just reached, the model wherever a "complete" could count
+    FINISH = "finish"  # the navigator says the target is on the screen
+    ACTING = "acting"  # the navigator's model is about to tap or type on a pop-up, login wall or settings page
 
 
 class EvaluatorAnswer(BaseModel):
@@ -92,9 +133,38 @@ def evaluate_with_model(
     return reply.converted(evaluation, prompt_version=prompt.version)
 
 
-# Page kinds the model is still asked about when they contradict the mode: a pop-up or a
-# login wall may hold a risk the rules' words miss.
-_RISK_KINDS = (PageType.DIALOG, PageType.LOGIN)
+# Page kinds where tapping or typing may commit something a risk the rules' words miss
+# is about (agreeing, signing in, switching a permission): the model looks before acting.
+_GUARDED_KINDS = (PageType.DIALOG, PageType.LOGIN, PageType.SETTINGS)
+
+
+def guards_action(action: Action, page: PageType) -> bool:
+    """Whether ``action`` on a page of kind ``page`` waits for the model's risk verdict.
+
+    Tapping or typing on a pop-up, a login wall or a settings page; going back,
+    scrolling or finishing commit nothing.
+    """
+    return isinstance(action, Tap | LongPress | Input) and page in _GUARDED_KINDS
+
+
+def model_is_asked(by_rules: Evaluation, subtask: SubTask, occasion: Occasion, *,
+                   expected_target: bool = False) -> bool:
+    """Whether LLM3's verdict can change what happens next on this screen (else the rules' stands).
+
+    ``expected_target``: the rules' structure takes the page for the target whatever
+    its words (opened from a results list, a submitted search's list, a remembered
+    route's end).
+    """
+    could_count = expected_target or contradicts_mode(by_rules.page_type, subtask) is None
+    match occasion:
+        case Occasion.ARRIVAL:
+            return expected_target or by_rules.complete
+        case Occasion.EVERY_PAGE:
+            return could_count or by_rules.page_type in (PageType.DIALOG, PageType.LOGIN)
+        case Occasion.FINISH:
+            return could_count
+        case Occasion.ACTING:
+            return True
 
 
 def check_verdict(evaluation: Evaluation, by_rules: Evaluation, subtask: SubTask, *,
@@ -127,14 +197,19 @@ def evaluate(
     redactor: Redactor | None = None,
     meter: ModelMeter | None = None,
     opened_result: bool = False,
+    expected_target: bool = False,
+    occasion: Occasion = Occasion.ARRIVAL,
 ) -> RoleOutcome[Evaluation]:
-    """Rules first (a risk they find stands), then LLM3 when configured, useful, working and in time."""
+    """Rules first (a risk they find stands), then LLM3 when configured, useful, working and in time.
+
+    ``opened_result``: the page was opened from a results list (the rules' view of a
+    details page); ``expected_target``: that, or a remembered route ends here.
+    """
     by_rules = evaluate_by_rules(subtask, screen)
     if by_rules.risk or client is None:
         return RoleOutcome[Evaluation](value=by_rules, policy="rules")
-    if (not opened_result and by_rules.page_type not in _RISK_KINDS
-            and contradicts_mode(by_rules.page_type, subtask) is not None):
-        return RoleOutcome[Evaluation](value=by_rules, policy="rules")  # a model's "complete" could not count
+    if not model_is_asked(by_rules, subtask, occasion, expected_target=expected_target or opened_result):
+        return RoleOutcome[Evaluation](value=by_rules, policy="rules")  # its verdict would change nothing
     meter = meter if meter is not None else ModelMeter()
     if meter.exhausted:
         fallback = meter.fall_back("evaluator", meter.exhausted_reason())

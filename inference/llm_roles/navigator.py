@@ -5,7 +5,9 @@ builds it), not by pixel points as in the paper: the id is checked against the
 screen before the answer is accepted, and the executor grounds it to a box.
 ``describe_action`` renders an action as the preview instruction a person
 sees ("Tap [Texas]", "Enter [McDonald] in [Search]"), which is also how past
-actions are shown to the model.
+actions are shown to the model. A large screen may be shown cut to the blocks
+the task needs (:mod:`inference.policies.exposure`); the model then answers
+``more`` (:class:`ShowMore`) when what it needs is not among them.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from droidretriever.models import (
 from inference.llm import ChatMessage, LLMClient, LLMReply
 from inference.prompts import render_prompt
 
-__all__ = ["NavigatorAnswer", "action_from_answer", "choose_action", "describe_action"]
+__all__ = ["NavigatorAnswer", "ShowMore", "action_from_answer", "choose_action", "describe_action"]
 
-ActionName = Literal["tap", "long_press", "input", "scroll", "swipe", "back", "open_app", "finish"]
+ActionName = Literal["tap", "long_press", "input", "scroll", "swipe", "back", "open_app", "more", "finish"]
 _SWIPE_SPAN = 0.4  # of the screen's height or width
 
 
@@ -63,6 +65,14 @@ class NavigatorAnswer(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
+class ShowMore(BaseModel):
+    """LLM2's answer ``more``: show the blocks of this screen that were left out."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reason: str = ""
+
+
 def choose_action(
     client: LLMClient,
     *,
@@ -74,8 +84,14 @@ def choose_action(
     reflection: str | None = None,
     screenshot_png: bytes | None = None,
     deadline_s: float | None = None,
-) -> LLMReply[Action]:
-    """Ask LLM2 for the next action on ``screen``; the element id is checked before use."""
+    partial: bool = False,
+) -> LLMReply[Action | ShowMore]:
+    """Ask LLM2 for the next action on ``screen``; the element id is checked before use.
+
+    ``partial``: the description shows only some of the screen's blocks, so the
+    model may answer ``more`` (:class:`ShowMore`); on a whole screen that is a
+    useless answer, repaired like a wrong element id.
+    """
     prompt = render_prompt(
         "navigator",
         goal=goal,
@@ -90,16 +106,18 @@ def choose_action(
             ChatMessage(role="user", content=prompt.user, image_png=screenshot_png),
         ],
         NavigatorAnswer,
-        check=lambda answer: _problem(answer, screen),
+        check=lambda answer: _problem(answer, screen, partial=partial),
         deadline_s=deadline_s,
     )
     return reply.converted(action_from_answer(reply.value, screen), prompt_version=prompt.version)
 
 
-def action_from_answer(answer: NavigatorAnswer, screen: Screen) -> Action:
+def action_from_answer(answer: NavigatorAnswer, screen: Screen) -> Action | ShowMore:
     """The typed action for a checked answer (see ``_problem`` for what is checked)."""
     reason = answer.reason
     match answer.action:
+        case "more":
+            return ShowMore(reason=reason)
         case "tap":
             return Tap(target=answer.element_id, reason=reason)
         case "long_press":
@@ -151,8 +169,10 @@ def describe_action(action: Action, screen: Screen | None = None) -> str:
             return f"Wait {action.seconds:g} s"
 
 
-def _problem(answer: NavigatorAnswer, screen: Screen) -> str | None:
+def _problem(answer: NavigatorAnswer, screen: Screen, *, partial: bool) -> str | None:
     """What is wrong with ``answer`` on ``screen``, in words for the repair round."""
+    if answer.action == "more" and not partial:
+        return 'the whole screen is shown, there is no more: choose an action on it'
     known = ", ".join(e.id for e in screen.elements[:40])
     if answer.action in ("tap", "long_press") and not answer.element_id:
         return f'"{answer.action}" needs element_id, one of the ids on the screen ({known})'

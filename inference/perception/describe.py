@@ -43,6 +43,7 @@ class ScreenDescription(BaseModel):
     tokens: int
     element_ids: tuple[str, ...]  # element_ids[n - 1] is element [n]
     sensitive_masked: int = 0  # elements whose text the redactor changed
+    left_out: int = 0  # elements of blocks not shown (a large screen cut to some of its blocks)
 
     def element_id(self, number: int) -> str | None:
         """The element id of ``[number]`` (1-based), or None when out of range."""
@@ -177,5 +178,6 @@ def describe_screen(
                                           inferred=name_unlabelled))
     text = "\n".join(lines)
     return ScreenDescription(
-        text=text, tokens=count_tokens(text), element_ids=tuple(ids), sensitive_masked=masked_count
+        text=text, tokens=count_tokens(text), element_ids=tuple(ids), sensitive_masked=masked_count,
+        left_out=len(elements) - shown if partition is not None and len(groups) < len(partition.blocks) else 0,
     )

@@ -1,9 +1,13 @@
 """What the navigator model is shown of a screen (CORE: expose only the blocks the task needs).
 
 A small screen is described whole. A large one (its description over
-``budget`` tokens) is cut to its most useful layout blocks, best first until
-the budget is spent, then shown in reading order with a header saying how
-much was left out:
+``budget`` tokens, ``perception.description_token_budget``) is cut to its most
+useful layout blocks, best first until the budget is spent, then shown in
+reading order with a header saying how much was left out. When the model
+needs more it answers ``more`` and is asked again with the next blocks added
+(``rounds``: each round adds another budget's worth, best first, and keeps
+what was shown: CORE's multi-round accumulation), up to the whole screen.
+Blocks rank:
 
 1. blocks naming the search term or a word of the goal;
 2. blocks with an input field (where a search is typed);
@@ -28,7 +32,7 @@ from inference.perception.redact import Redactor
 
 __all__ = ["SCREEN_TOKEN_BUDGET", "describe_for_navigator", "goal_words"]
 
-SCREEN_TOKEN_BUDGET = 600  # screen description tokens per navigator call (static prompt ~260)
+SCREEN_TOKEN_BUDGET = 600  # PerceptionSettings.description_token_budget's default
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
 _STOP = frozenset({
     "what", "which", "where", "when", "find", "show", "check", "list", "tell", "about", "with", "from",
@@ -48,12 +52,16 @@ def goal_words(subtask: SubTask) -> tuple[str, ...]:
 
 def describe_for_navigator(
     perception: Perception, subtask: SubTask, *, redactor: Redactor | None = None,
-    budget: int = SCREEN_TOKEN_BUDGET,
+    budget: int = SCREEN_TOKEN_BUDGET, rounds: int = 1,
 ) -> ScreenDescription:
-    """The screen as the navigator is shown it: whole, or its best blocks when it is large."""
+    """The screen as the navigator is shown it: whole, or its best blocks when it is large.
+
+    ``rounds``: how many budgets' worth of blocks to show (the model asked for more
+    ``rounds - 1`` times); what an earlier round showed is always kept.
+    """
     screen, partition = perception.screen, perception.blocks
     whole = describe_screen(screen, partition, redactor=redactor)
-    if whole.tokens <= budget or len(partition.blocks) < 2:
+    if whole.tokens <= budget * rounds or len(partition.blocks) < 2:
         return whole
     by_id = {e.id: e for e in screen.elements}
     words = goal_words(subtask)
@@ -66,12 +74,15 @@ def describe_for_navigator(
         key=lambda b: (-_score([by_id[i] for i in b.element_ids if i in by_id], words), sizes[b.id], b.index),
     )
     chosen: list[str] = []
-    spent = 0
-    for block in ranked:
-        if chosen and spent + sizes[block.id] > budget:
-            continue  # a smaller, lower-ranked block may still fit
-        chosen.append(block.id)
-        spent += sizes[block.id]
+    for _ in range(rounds):
+        spent = 0
+        for block in ranked:
+            if block.id in chosen or (spent and spent + sizes[block.id] > budget):
+                continue  # a smaller, lower-ranked block may still fit
+            chosen.append(block.id)
+            spent += sizes[block.id]
+    if len(chosen) == len(partition.blocks):
+        return whole
     return describe_screen(screen, partition, redactor=redactor, block_ids=tuple(chosen))
 
 

@@ -4,10 +4,12 @@ Present only when the navigator role has a model (``client_for`` returns a
 client). The model reads perception's screen description, where elements are
 numbered ``[1]``, ``[2]``...; it answers with that number, which is mapped back
 to the element id here. CORE's concern, as little of the screen as possible
-leaving the device, is met twice: a large screen is cut to the blocks the task
-needs (:mod:`inference.policies.exposure`), and for a ``cloud`` endpoint the
-description is redacted first (and, with vision on, the screenshot's personal
-data blacked out). Past actions are the preview instructions with long labels
+leaving the device, is met twice: a screen over
+``perception.description_token_budget`` tokens is cut to the blocks the task
+needs (:mod:`inference.policies.exposure`), the model asking for more when
+they are not enough (each ``more`` is another call with the next blocks
+added), and for a ``cloud`` endpoint the description is redacted first (and,
+with vision on, the screenshot's personal data blacked out). Past actions are the preview instructions with long labels
 clipped. A transient model failure (timeout, 5xx, unusable answer) or a spent
 model-time budget is not confident: the chain moves on, and the fallback is
 noted on the meter the loop drains into the step. A refused request (4xx) is a
@@ -20,14 +22,24 @@ import re
 from collections.abc import Iterable
 
 from droidretriever.config import PerceptionSettings
-from droidretriever.models import Action, Input, LongPress, OpenApp, Screen, Scroll, SubTask, Tap
+from droidretriever.models import (
+    Action,
+    Input,
+    LongPress,
+    OpenApp,
+    Screen,
+    Scroll,
+    SubTask,
+    Tap,
+    TokenUsage,
+)
 from inference.errors import LLMError
-from inference.llm import LLMClient, ModelMeter
-from inference.llm_roles import choose_action, describe_action, describe_failure
+from inference.llm import LLMClient, LLMReply, ModelMeter
+from inference.llm_roles import ShowMore, choose_action, describe_action, describe_failure
 from inference.perception import redactor_for
 from inference.perception.describe import ScreenDescription
 from inference.policies.base import Decision, PolicyContext, is_dialog_open
-from inference.policies.exposure import SCREEN_TOKEN_BUDGET, describe_for_navigator
+from inference.policies.exposure import describe_for_navigator
 from inference.policies.skills import SKILLS
 
 __all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
@@ -54,12 +66,12 @@ class LLMNavigatorPolicy:
     """Asks LLM2 for one action per step."""
 
     def __init__(self, client: LLMClient, *, perception: PerceptionSettings | None = None,
-                 help_document: str | None = None, screen_budget: int = SCREEN_TOKEN_BUDGET,
-                 meter: ModelMeter | None = None) -> None:
+                 help_document: str | None = None, meter: ModelMeter | None = None) -> None:
+        settings = perception or PerceptionSettings()
         self._client = client
-        self._redactor = redactor_for(client.endpoint, perception or PerceptionSettings())
+        self._redactor = redactor_for(client.endpoint, settings)
         self._help_document = help_document
-        self._screen_budget = screen_budget
+        self._screen_budget = settings.description_token_budget
         self.meter = meter if meter is not None else ModelMeter()
 
     @property
@@ -80,12 +92,33 @@ class LLMNavigatorPolicy:
             self.meter.fall_back("navigator", self.meter.exhausted_reason())
             return None
         perception = context.perception
-        description = describe_for_navigator(perception, context.subtask, redactor=self._redactor,
-                                             budget=self._screen_budget)
-        shown = numbered_screen(perception.screen, description)
         screenshot = context.screenshot_png if self._client.endpoint.vision else None
         if screenshot is not None and self._redactor is not None:
             screenshot = self._redactor.black_out_screenshot(screenshot, perception.screen.elements)
+        usage, latency_ms, rounds = TokenUsage(), 0.0, 1
+        while True:
+            description = describe_for_navigator(perception, context.subtask, redactor=self._redactor,
+                                                 budget=self._screen_budget, rounds=rounds)
+            shown = numbered_screen(perception.screen, description)
+            reply = self._ask(context, shown, description, screenshot)
+            if reply is None:
+                return None
+            usage, latency_ms = usage + reply.usage, latency_ms + reply.latency_ms
+            if not isinstance(reply.value, ShowMore):
+                break
+            # CORE's multi-round accumulation: the next blocks are added to what was shown
+            # (on the whole screen "more" is refused, so this ends).
+            rounds += 1
+        exposed = len(description.element_ids) if self._client.endpoint.locality == "cloud" else 0
+        return Decision(
+            action=_map_back(reply.value, description), policy=self.name,
+            skill=describe_action(reply.value, shown), usage=usage, latency_ms=latency_ms,
+            exposed_elements=exposed,
+        )
+
+    def _ask(self, context: PolicyContext, shown: Screen, description: ScreenDescription,
+             screenshot: bytes | None) -> LLMReply[Action | ShowMore] | None:
+        """One navigator call on what is shown; None when the model failed transiently."""
         try:
             reply = choose_action(
                 self._client,
@@ -97,6 +130,7 @@ class LLMNavigatorPolicy:
                 reflection=context.reflection,
                 screenshot_png=screenshot,
                 deadline_s=self.meter.time_left_s(),
+                partial=description.left_out > 0,
             )
         except LLMError as exc:
             self.meter.record(exc.calls)
@@ -105,12 +139,7 @@ class LLMNavigatorPolicy:
             self.meter.fall_back("navigator", describe_failure(exc))
             return None
         self.meter.record(reply.calls)
-        action = _map_back(reply.value, description)
-        exposed = len(description.element_ids) if self._client.endpoint.locality == "cloud" else 0
-        return Decision(
-            action=action, policy=self.name, skill=describe_action(reply.value, shown),
-            usage=reply.usage, latency_ms=reply.latency_ms, exposed_elements=exposed,
-        )
+        return reply
 
 
 def goal_text(subtask: SubTask) -> str:

@@ -1,16 +1,21 @@
 """One try of the loop: a fresh app start, then steps until a target, a dead end or the budget.
 
-A step: observe -> perceive -> control channel -> evaluate (rules, then LLM3)
--> decide (policy chain) -> risk gate -> preview event -> confirm window -> act.
-The risk gate (:func:`inference.rules.check_action`) is the one place every
-action passes, whichever policy chose it: one that would pay, log in, delete,
-agree, send, post or follow, or that the screen's own text asked for, is not
-carried out; the sub-task pauses for the person instead. Screen text that
-addresses the agent is reported once per screen as a LOG event (it is data).
-The next step's observation verifies the last action: a submitted search that
-left the page as it was is marked not applied, so the policies type it again.
-Every model request of a step (failed ones included) and every fallback to
-the rules is recorded on that step, also when the step ends the try.
+A step: observe -> perceive -> control channel -> evaluate (rules, then LLM3
+where the rules take the page for the target) -> decide (policy chain) -> risk
+gate -> a second look by LLM3 when a policy says finish or the navigator's
+model is about to tap or type on a pop-up, login wall or settings page ->
+preview event -> confirm window -> act. The risk gate
+(:func:`inference.rules.check_action`) is the one place every action passes,
+whichever policy chose it: one that would pay, log in, delete, agree, send,
+post or follow, or that the screen's own text asked for, is not carried out;
+the sub-task pauses for the person instead. Screen text that addresses the
+agent is reported once per screen as a LOG event (it is data). LLM3 judges a
+screen once per try: a screen seen again (the same fingerprint) keeps its
+verdict instead of being sent again. The next step's observation verifies the
+last action: a submitted search that left the page as it was is marked not
+applied, so the policies type it again. Every model request of a step (failed
+ones included) and every fallback to the rules is recorded on that step, also
+when the step ends the try.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from droidretriever.models import (
     StepTimings,
     SubTaskStatus,
 )
-from inference.llm_roles import RoleOutcome, evaluate
+from inference.llm_roles import Occasion, RoleOutcome, evaluate, guards_action
 from inference.perception import Perception, redactor_for
 from inference.policies import (
     SKILLS,
@@ -71,6 +76,8 @@ class NavigationTry:
         self.taken: list[tuple[TakenAction, Screen]] = []  # every action, for route memory
         self.seen: Counter[str] = Counter()  # screen fingerprints in this try
         self.pairs: Counter[tuple[str, str]] = Counter()  # (fingerprint, instruction): loops
+        # LLM3's verdicts in this try, by (fingerprint, opened from a list): a screen is sent once.
+        self.verdicts: dict[tuple[str, bool], Evaluation] = {}
         self._base: StepRecord | None = None  # the step being decided, until it is recorded
         self.injections: set[str] = set()  # fingerprints whose hostile text was reported
 
@@ -129,7 +136,8 @@ class NavigationTry:
             if command is not None:
                 return obey(self, command, observation)
         tick = time.perf_counter()
-        verdict = self._evaluate(perception, observation.screenshot_png)
+        arrival = Occasion.EVERY_PAGE if self.copilot.evaluator_pages == "every_page" else Occasion.ARRIVAL
+        verdict = self._evaluate(perception, observation.screenshot_png, arrival)
         evaluation = verdict.value
         # The rule-based policies and checks read the rules' page kinds, whoever judged.
         page_type = evaluation.page_type if verdict.policy == "rules" else detect_page_type(screen)
@@ -145,11 +153,7 @@ class NavigationTry:
             self.run.publish(RunEventKind.LOG, f"step {step_no}: verdict not accepted: {evaluation.disagreement}")
         self._report_injection(screen)
         if evaluation.risk:
-            self.run.record(base.model_copy(update={"timings": StepTimings(
-                observe_ms=observe_ms, perceive_ms=perceive_ms,
-                decide_ms=(time.perf_counter() - tick) * 1000.0)}))
-            self.run.publish(RunEventKind.NEEDS_USER, evaluation.reason)
-            return TryEnd(SubTaskStatus.NEEDS_USER, evaluation.reason, risk=evaluation)
+            return self._pause_for_risk(base, evaluation, observe_ms, perceive_ms, tick)
         repeats = self.seen[screen.fingerprint]
         self.seen[screen.fingerprint] += 1
         decision: Decision | None
@@ -169,7 +173,6 @@ class NavigationTry:
                 visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
                 screenshot_png=observation.screenshot_png,
             ))
-        decide_ms = (time.perf_counter() - tick) * 1000.0
         if decision is None:
             fallback = self.run.meter.pending_fallback("navigator")
             failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""
@@ -177,6 +180,17 @@ class NavigationTry:
         refused = self._gate(decision, observation, screen, base, page_type)
         if refused is not None:
             return refused
+        by_model = self.copilot.navigator is not None and decision.policy == self.copilot.navigator.name
+        second = (Occasion.FINISH if isinstance(decision.action, Finish)
+                  else Occasion.ACTING if by_model and guards_action(decision.action, page_type) else None)
+        if second is not None and not verdict.calls and verdict.fallback is None:
+            # A second look: LLM3 confirms the navigator's target, or sees a risk before acting.
+            evaluation = self._evaluate(perception, observation.screenshot_png, second).value
+            base = base.model_copy(update={"evaluation": evaluation})
+            self._base = base
+            if evaluation.risk:
+                return self._pause_for_risk(base, evaluation, observe_ms, perceive_ms, tick)
+        decide_ms = (time.perf_counter() - tick) * 1000.0
         if isinstance(decision.action, Finish):
             done = self.targets.capture(observation, screen, self.taken, force=True,
                                         confirmed=self.targets.confirms(evaluation))
@@ -258,7 +272,17 @@ class NavigationTry:
         self.taken[-1] = (failed, before)
         self.run.publish(RunEventKind.LOG, f"{last.instruction}: the page did not change after submitting")
 
-    def _evaluate(self, perception: Perception, screenshot_png: bytes) -> RoleOutcome[Evaluation]:
+    def _pause_for_risk(self, base: StepRecord, evaluation: Evaluation, observe_ms: float,
+                        perceive_ms: float, tick: float) -> TryEnd:
+        """Record the step and hand the risky screen to the person."""
+        self.run.record(base.model_copy(update={"timings": StepTimings(
+            observe_ms=observe_ms, perceive_ms=perceive_ms,
+            decide_ms=(time.perf_counter() - tick) * 1000.0)}))
+        self.run.publish(RunEventKind.NEEDS_USER, evaluation.reason)
+        return TryEnd(SubTaskStatus.NEEDS_USER, evaluation.reason, risk=evaluation)
+
+    def _evaluate(self, perception: Perception, screenshot_png: bytes,
+                  occasion: Occasion) -> RoleOutcome[Evaluation]:
         screen = perception.screen
         if screen.package != self.subtask.package and not _is_system_dialog(screen):
             # The launcher or another app: not the sub-task's screen, nothing to judge yet.
@@ -266,17 +290,27 @@ class NavigationTry:
                                reason=f"{screen.package or 'the home screen'} is in front")
             return RoleOutcome[Evaluation](value=other, policy="rules")
         evaluator = self.copilot.evaluator
+        opened = self.targets.opened_details(self.history, screen)
+        key = (screen.fingerprint, opened)
+        judged = self.verdicts.get(key)
+        if judged is not None and evaluator is not None:
+            return RoleOutcome[Evaluation](value=judged, policy=evaluator.name)  # not sent again
         redactor = redactor_for(evaluator.endpoint, self.copilot.perceiver.settings) if evaluator else None
         # The navigator's view of the screen (CORE: a large screen cut to the task's blocks):
         # the same evidence for both judgements, and what leaves the device stays small.
-        return evaluate(
+        verdict = evaluate(
             self.subtask, screen, client=evaluator,
-            description=describe_for_navigator(perception, self.subtask, redactor=redactor).text
-            if evaluator else "",
+            description=describe_for_navigator(
+                perception, self.subtask, redactor=redactor,
+                budget=self.copilot.perceiver.settings.description_token_budget).text if evaluator else "",
             previous_actions=compact_history(t.instruction for t in self.history),
             screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
-            opened_result=self.targets.opened_details(self.history, screen),
+            opened_result=opened, occasion=occasion,
+            expected_target=self.targets.expects_target(self.history, screen),
         )
+        if verdict.policy != "rules":
+            self.verdicts[key] = verdict.value
+        return verdict
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:
         key = RunKeys(self.run.request.run_id).screen(step, self.subtask.id)

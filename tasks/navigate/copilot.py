@@ -11,7 +11,7 @@ without importing each other in a circle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,6 +76,7 @@ class Copilot:
     pause_poll_s: float = 1.0
     restart_app: bool = True  # False: the first try starts on whatever the phone shows
     help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
+    evaluator_pages: Literal["targets", "every_page"] = "targets"  # settings.llm.evaluator_pages
 
     def build_chain(self, meter: ModelMeter | None = None) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
         """Route memory -> skills -> explorer -> LLM navigator, each present when configured.

@@ -15,6 +15,7 @@ writes the same demonstration as the JSON answers a good navigator model gives
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -26,6 +27,7 @@ from droidretriever.models import (
     Action,
     Back,
     Input,
+    PageMode,
     Screen,
     Step,
     StepKind,
@@ -34,9 +36,8 @@ from droidretriever.models import (
     UIElement,
 )
 from inference.memory import RouteMemory, RouteStep, anchor_for
-from inference.perception import Perceiver, Perception, redactor_for
+from inference.perception import Perceiver, Perception, describe_screen, redactor_for
 from inference.policies import (
-    SCREEN_TOKEN_BUDGET,
     describe_for_navigator,
     is_dialog_open,
     screen_anchors,
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 _DIALOG_BACKS = 3  # pop-ups closed with BACK, as a person would, before each move
+_CUT = re.compile(r"\(\d+ of \d+ blocks shown\)$")  # the header of a screen cut to some blocks
 
 
 class ScriptedPathError(CopilotError):
@@ -123,18 +125,20 @@ def record_scripted_route(memory: RouteMemory, subtask: SubTask,
 
 def navigator_answers(
     moves: Sequence[ScriptedMove], subtask: SubTask, endpoint: LLMEndpoint, settings: PerceptionSettings,
-    *, screen_budget: int = SCREEN_TOKEN_BUDGET, finish_reason: str = "the target page is on the screen",
+    *, finish_reason: str = "the target page is on the screen",
 ) -> tuple[str, ...]:
     """The JSON answers of a navigator that follows ``moves``: open the app, each move, finish.
 
     Elements are named by their number in the description the navigator policy
-    shows ``endpoint``'s model (redacted for a cloud model, large screens cut to
-    the task's blocks with ``screen_budget``), so the answers fit what it sees.
+    shows ``endpoint``'s model first (redacted for a cloud model, large screens cut
+    to the task's blocks with ``settings.description_token_budget``), so the answers
+    fit what it sees.
     """
     redactor = redactor_for(endpoint, settings)
     answers = [_open_app(subtask)]
     for move in moves:
-        description = describe_for_navigator(move.perception, subtask, redactor=redactor, budget=screen_budget)
+        description = describe_for_navigator(move.perception, subtask, redactor=redactor,
+                                              budget=settings.description_token_budget)
         answer, target = _move_answer(move)
         if target is not None:
             answer["element_id"] = _number(description.element_ids, target, move)
@@ -150,12 +154,14 @@ class ScriptedNavigator:
     in benchmarks: the answers of :func:`navigator_answers`, but each move's element
     is looked up, by its description line, on the screen of the request. A pop-up
     over the page (``dialog_open``, asked of the phone as :func:`play_scripted_path`
-    asks it) or a screen without the element gets "back", as a person closes it.
+    asks it) or a screen without the element gets "back", as a person closes it;
+    a screen cut to some of its blocks without the element gets "more", as a model
+    that cannot find what it needs asks for the rest (CORE's accumulation).
+    :meth:`judge` answers for the evaluator role as a judge that knows the path.
     """
 
     def __init__(self, moves: Sequence[ScriptedMove], subtask: SubTask, endpoint: LLMEndpoint,
-                 settings: PerceptionSettings, *, screen_budget: int = SCREEN_TOKEN_BUDGET,
-                 dialog_open: Callable[[], bool] | None = None) -> None:
+                 settings: PerceptionSettings, *, dialog_open: Callable[[], bool] | None = None) -> None:
         redactor = redactor_for(endpoint, settings)
         self._subtask = subtask
         self._dialog_open = dialog_open
@@ -164,11 +170,11 @@ class ScriptedNavigator:
             answer, target = _move_answer(move)
             line = None
             if target is not None:
-                description = describe_for_navigator(move.perception, subtask, redactor=redactor,
-                                                      budget=screen_budget)
-                line = _line_of(description.text, _number(description.element_ids, target, move))
+                whole = describe_screen(move.perception.screen, move.perception.blocks, redactor=redactor)
+                line = _line_of(whole.text, _number(whole.element_ids, target, move))
             self._moves.append((answer, line))
         self._next = 0
+        self.asked_more = 0  # "more" answers given (screens cut without the element needed)
 
     @property
     def finished(self) -> bool:
@@ -177,21 +183,52 @@ class ScriptedNavigator:
 
     def answer(self, prompt: str) -> str:
         """The next answer for the screen in ``prompt`` (the navigator's user message)."""
-        screen = prompt.split("<screen_data>", 1)[-1].split("</screen_data>", 1)[0]
-        if not screen.strip().startswith(f"Screen {self._subtask.package}/"):
+        screen = _screen_in(prompt)
+        if not self._in_app(screen):
             return _open_app(self._subtask)  # another app or the launcher is in front
-        if self._dialog_open is not None and self._dialog_open():
+        if self._covered():
             return json.dumps({"reason": "a pop-up covers the page", "action": "back"})
         if self.finished:
             return json.dumps({"reason": "the target page is on the screen", "action": "finish"})
         answer, line = self._moves[self._next]
         if line is not None:
             number = next((n for n, text in _numbered_lines(screen) if text == neutralize_data(line)), None)
+            if number is None and _CUT.search(screen.strip().splitlines()[0]):
+                self.asked_more += 1
+                return json.dumps({"reason": "what the path needs is not among the blocks shown",
+                                   "action": "more"})
             if number is None:
                 return json.dumps({"reason": "not the screen the path expects", "action": "back"})
             answer = {**answer, "element_id": number}
         self._next += 1
         return json.dumps(answer, ensure_ascii=False)
+
+    def judge(self, prompt: str) -> str:
+        """The evaluator's answer on the screen in ``prompt``, from a judge that knows the path.
+
+        Complete on the page the path ends on (every move made, the app in front, no
+        pop-up over it), not complete on the pages before; never risky (the rules'
+        risk check runs first on every screen).
+        """
+        screen = _screen_in(prompt)
+        done = self.finished and self._in_app(screen) and not self._covered()
+        kind = "results_list" if self._subtask.page_mode is PageMode.LIST_VIEW else "details"
+        return json.dumps({
+            "completion_reason": "the page the path ends on" if done else "the path goes on from here",
+            "complete": done, "page_type": kind if done else "other",
+            "risk_reason": "an ordinary page", "risk": False, "risk_category": None,
+        })
+
+    def _in_app(self, screen: str) -> bool:
+        return screen.strip().startswith(f"Screen {self._subtask.package}/")
+
+    def _covered(self) -> bool:
+        return self._dialog_open is not None and self._dialog_open()
+
+
+def _screen_in(prompt: str) -> str:
+    """The screen description of a navigator or evaluator prompt."""
+    return prompt.split("<screen_data>", 1)[-1].split("</screen_data>", 1)[0]
 
 
 def _open_app(subtask: SubTask) -> str:

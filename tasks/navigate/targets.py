@@ -85,9 +85,7 @@ class TargetPages:
             # place, the "Currency" entry of Settings): pages on the way are not it.
             return False
         subtask = self.run.subtask
-        last = history[-1] if history else None
-        if (last is not None and last.applied and screen.package == subtask.package
-                and self._route_just_completed(history, screen)):
+        if self.replay_ends_here(history, screen):
             if not self._judged_not_target(evaluation, history, screen):
                 return True  # the remembered route ends where its target page was captured before
             self._demote(evaluation)
@@ -100,19 +98,35 @@ class TargetPages:
             # The rules only see the term somewhere on a rich page; before any move in
             # the app (a feed greeting with a recommendation) that is not the search's target.
             return bool(not self.run.subtask.search_term or any(_moves_in_app(history)))
+        return self.opened_details(history, screen) or self.search_listed(history, screen)
 
-        # A page opened from a results list is that result's details page, even when
-        # it is built like a list itself (a store with its dishes), unless its items are
-        # previews cut short ("…展开阅读全文"): the details are one tap further.
-        if last is None or not last.applied or screen.package != subtask.package:
-            return False
-        if subtask.page_mode is PageMode.LIST_VIEW:
-            # What a submitted search brought up is the list asked for, even when its
-            # notes spell the term differently or are not laid out as uniform rows.
-            return (isinstance(last.action, Input) and last.action.submit
-                    and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
-                    and _cards(screen) >= _MIN_CARDS)
-        return self.opened_details(history, screen)
+    def expects_target(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+        """The rules' structural signals that ``screen`` is the target, whatever its words.
+
+        A result just opened from a list, the results a submitted search brought up
+        (``list_view``), or the page a remembered route ends on: where the evaluator
+        model is asked on arrival even when the rules' words do not see the target.
+        """
+        return (self.opened_details(history, screen) or self.search_listed(history, screen)
+                or self.replay_ends_here(history, screen))
+
+    def search_listed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+        """``list_view``: the page is what a submitted search brought up, a list of cards.
+
+        Even when its notes spell the term differently or are not laid out as uniform rows.
+        """
+        last = history[-1] if history else None
+        return (self.run.subtask.page_mode is PageMode.LIST_VIEW and last is not None and last.applied
+                and screen.package == self.run.subtask.package
+                and isinstance(last.action, Input) and last.action.submit
+                and screen.fingerprint != last.fingerprint and not is_dialog_open(screen)
+                and _cards(screen) >= _MIN_CARDS)
+
+    def replay_ends_here(self, history: Sequence[TakenAction], screen: Screen) -> bool:
+        """Whether a remembered route's last step was just replayed onto ``screen``."""
+        last = history[-1] if history else None
+        return (last is not None and last.applied and screen.package == self.run.subtask.package
+                and self._route_just_completed(history, screen))
 
     def confirms(self, evaluation: Evaluation) -> bool:
         """Whether a target is confirmed by both the evaluator model and the rules.
@@ -127,11 +141,15 @@ class TargetPages:
         return evaluation.evaluator != "rules" and evaluation.complete
 
     def opened_details(self, history: Sequence[TakenAction], screen: Screen) -> bool:
-        """The rules' structural view: a result opened from a list is that result's details page."""
+        """The rules' structural view: a result opened from a list is that result's details page.
+
+        Even when it is built like a list itself (a store with its dishes), unless its
+        items are previews cut short ("…展开阅读全文"): the details are one tap further.
+        """
         last = history[-1] if history else None
         return (self.run.subtask.page_mode is not PageMode.LIST_VIEW and last is not None
                 and last.applied and last.opened_result and screen.fingerprint != last.fingerprint
-                and not find_truncated_items(screen))
+                and screen.package == self.run.subtask.package and not find_truncated_items(screen))
 
     def _judged_not_target(self, evaluation: Evaluation, history: Sequence[TakenAction],
                            screen: Screen) -> bool:

@@ -42,6 +42,7 @@ def build_copilot(device: BoundDevice) -> Copilot:
         budgets=settings.budgets, events=RunEventPublisher(client, store),
         control=RedisControlChannel(client), memory=RouteMemory(ObjectStoreBlobs(store)),
         navigator=client_for(settings, Role.NAVIGATOR), evaluator=client_for(settings, Role.EVALUATOR),
+        evaluator_pages=settings.llm.evaluator_pages,
     )
 
 

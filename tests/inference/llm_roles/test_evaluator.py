@@ -9,17 +9,27 @@ import pytest
 
 from droidretriever.config import LLMEndpoint
 from droidretriever.models import (
+    Back,
     Evaluation,
+    Input,
     PageMode,
     PageType,
     RiskCategory,
     Screen,
     SubTask,
+    Tap,
     UIElement,
 )
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
-from inference.llm_roles.evaluator import check_verdict, evaluate
+from inference.llm_roles.evaluator import (
+    Occasion,
+    check_verdict,
+    evaluate,
+    guards_action,
+    model_is_asked,
+)
+from inference.prompts import prompt_version
 from inference.rules import detect_page_type, evaluate_by_rules, find_risk
 from tests.inference.screens import element, results_screen, screen_of
 from tests.support.droidbot import iter_states
@@ -110,7 +120,7 @@ def test_llm_evaluator_when_rules_see_no_risk() -> None:
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
         outcome = evaluate(subtask(PageMode.LIST_VIEW), results_screen(), description="e1 Big Mac ¥24.5",
                            client=client, previous_actions=["Enter [Big Mac] in [search]"])
-    assert outcome.policy == "llm:eval" and outcome.prompt_version == "evaluator/4"
+    assert outcome.policy == "llm:eval" and outcome.prompt_version == prompt_version("evaluator")
     assert outcome.value.complete and outcome.value.evaluator == "llm:eval"
     assert not outcome.value.disagreement
     assert outcome.usage.calls == 2 and outcome.usage.failed == 1  # the risk-without-category answer
@@ -133,6 +143,40 @@ def test_a_models_complete_on_a_results_list_is_not_a_focused_target() -> None:
         outcome = evaluate(subtask(PageMode.FOCUSED), results_screen(), description="d", client=client)
         assert stub.requests == []
     assert outcome.policy == "rules" and not outcome.value.complete and outcome.fallback is None
+
+
+def test_the_model_is_asked_only_where_its_verdict_can_change_something() -> None:
+    """Where the rules take a page for the target, at the navigator's finish, before acting on a pop-up."""
+    focused, listing = subtask(PageMode.FOCUSED), results_screen()
+    by_rules = evaluate_by_rules(focused, listing)
+    assert not by_rules.complete and by_rules.page_type is PageType.RESULTS_LIST
+    # A page the agent passes through: the rules' verdict stands.
+    assert not model_is_asked(by_rules, focused, Occasion.ARRIVAL)
+    # The rules' structure takes it for the target (a result just opened from the list).
+    assert model_is_asked(by_rules, focused, Occasion.ARRIVAL, expected_target=True)
+    # The rules' words take it for the target: a list_view sub-task on its results.
+    listed = subtask(PageMode.LIST_VIEW)
+    assert model_is_asked(evaluate_by_rules(listed, listing), listed, Occasion.ARRIVAL)
+    # The navigator says finish: asked where a "complete" could count, not on a focused list.
+    assert not model_is_asked(by_rules, focused, Occasion.FINISH)
+    assert model_is_asked(by_rules, listed, Occasion.FINISH)
+    # Issue 14's loop asked on every page where a "complete" could count, and on pop-ups.
+    assert not model_is_asked(by_rules, focused, Occasion.EVERY_PAGE)
+    dialog = by_rules.model_copy(update={"page_type": PageType.DIALOG})
+    assert model_is_asked(dialog, focused, Occasion.EVERY_PAGE)
+    assert not model_is_asked(dialog, focused, Occasion.ARRIVAL)
+    # Before tapping or typing on a pop-up, a login wall or a settings page: a risk the
+    # rules' words miss stops the action; going back or scrolling commits nothing.
+    assert model_is_asked(dialog, focused, Occasion.ACTING)
+    for page in (PageType.DIALOG, PageType.LOGIN, PageType.SETTINGS):
+        assert guards_action(Tap(target="e1"), page) and guards_action(Input(text="x"), page)
+        assert not guards_action(Back(), page)
+    assert not guards_action(Tap(target="e1"), PageType.RESULTS_LIST)
+    # And evaluate() keeps to it: no request on a page the agent passes through.
+    with OpenAIStub() as stub:
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval"), role="evaluator")
+        passing = evaluate(focused, listing, description="d", client=client, occasion=Occasion.FINISH)
+        assert stub.requests == [] and passing.policy == "rules"
 
 
 def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:

@@ -22,7 +22,8 @@ from droidretriever.models import (
 from droidretriever.testing import OpenAIStub
 from inference.errors import LLMOutputError
 from inference.llm import LLMClient, LLMReply
-from inference.llm_roles.navigator import choose_action, describe_action
+from inference.llm_roles.navigator import ShowMore, choose_action, describe_action
+from inference.prompts import prompt_version
 from tests.inference.screens import element, screen_of
 
 SCREEN = screen_of(
@@ -34,7 +35,7 @@ SCREEN = screen_of(
 
 def run(
     *answers: dict[str, object], help_document: str | None = None
-) -> tuple[LLMReply[Action], OpenAIStub]:
+) -> tuple[LLMReply[Action | ShowMore], OpenAIStub]:
     with OpenAIStub() as stub:
         stub.enqueue(*(json.dumps(a) for a in answers))
         client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="nav"), role="navigator")
@@ -49,7 +50,7 @@ def test_tap_on_a_known_element() -> None:
     reply, stub = run({"reason": "Texas is the target", "action": "Tap", "element_id": "e2"},
                       help_document="Cities are listed on the home page.")
     assert reply.value == Tap(target="e2", reason="Texas is the target")
-    assert reply.prompt_version == "navigator/3" and not reply.repaired
+    assert reply.prompt_version == prompt_version("navigator") and not reply.repaired
     assert "Cities are listed on the home page." in stub.requests[0]["messages"][1]["content"]
 
 
@@ -67,6 +68,20 @@ def test_typing_into_a_password_field_is_refused() -> None:
     with pytest.raises(LLMOutputError, match="password field"):
         run({"reason": "log in", "action": "input", "element_id": "e3", "text": "hunter2"},
             {"reason": "log in", "action": "input", "element_id": "e3", "text": "hunter2"})
+
+
+def test_more_is_an_answer_only_where_blocks_were_left_out() -> None:
+    """CORE's accumulation: "more" on a cut screen; on a whole one it is repaired like a wrong id."""
+    with OpenAIStub() as stub:
+        stub.enqueue(*(json.dumps(a) for a in (
+            {"reason": "the list is not among the blocks", "action": "more"},
+            {"reason": "r", "action": "more"}, {"reason": "r", "action": "back"})))
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="nav"), role="navigator")
+        cut = choose_action(client, goal="find Texas", screen=SCREEN, description="e1 search", partial=True)
+        whole = choose_action(client, goal="find Texas", screen=SCREEN, description="e1 search\ne2 Texas")
+    assert cut.value == ShowMore(reason="the list is not among the blocks") and not cut.repaired
+    assert whole.value == Back(reason="r") and whole.repaired
+    assert "the whole screen is shown, there is no more" in stub.requests[2]["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Bounds, PageMode, SubTask, UIElement
+import json
+
+from droidretriever.config import LLMEndpoint, PerceptionSettings
+from droidretriever.models import Bounds, PageMode, PageType, SubTask, Tap, UIElement
+from droidretriever.testing import OpenAIStub
+from inference.llm import LLMClient
 from inference.perception import BlockPartition, Perception, ViewTree, describe_screen
 from inference.perception.blocks import LayoutBlock
-from inference.policies import compact_history, describe_for_navigator, goal_text, goal_words
+from inference.policies import (
+    LLMNavigatorPolicy,
+    PolicyContext,
+    compact_history,
+    describe_for_navigator,
+    goal_text,
+    goal_words,
+)
 from tests.inference.screens import element, screen_of
 
 TASK = SubTask(id="t1", app_label="Meituan", package="com.example.app", goal="How much is a Big Mac?",
@@ -63,6 +75,40 @@ def test_a_tight_budget_keeps_the_best_block_and_what_still_fits() -> None:
     view = describe_for_navigator(perception, TASK, budget=60)
     assert "card" in view.element_ids  # names the search term: ranked first
     assert not any(i.startswith("story") for i in view.element_ids)
+
+
+def test_each_round_adds_the_next_blocks_and_keeps_what_was_shown() -> None:
+    """CORE's multi-round accumulation: "more" shows another budget's worth, best first."""
+    perception = feed_screen(feed_items=40)
+    first = describe_for_navigator(perception, TASK, budget=60)
+    second = describe_for_navigator(perception, TASK, budget=60, rounds=2)
+    assert set(first.element_ids) < set(second.element_ids)
+    assert first.left_out > second.left_out > 0
+    whole = describe_screen(perception.screen, perception.blocks)
+    last = describe_for_navigator(perception, TASK, budget=60, rounds=len(perception.blocks.blocks))
+    assert last == whole and last.left_out == 0 and "blocks shown" not in last.text
+
+
+def test_the_navigator_asks_for_more_and_acts_on_what_it_was_then_shown() -> None:
+    perception = feed_screen(feed_items=40)
+    settings = PerceptionSettings(ocr_backend="none", description_token_budget=100)
+    views = [describe_for_navigator(perception, TASK, budget=100, rounds=r)
+             for r in range(1, len(perception.blocks.blocks) + 1)]
+    rounds = next(r for r, v in enumerate(views, start=1) if "story0" in v.element_ids)
+    assert rounds > 1  # the feed ranks last: not in the first round
+    number = views[rounds - 1].element_ids.index("story0") + 1
+    with OpenAIStub() as stub:
+        stub.enqueue(*[json.dumps({"reason": "no story is shown", "action": "more"})] * (rounds - 1),
+                     json.dumps({"reason": "the first story", "action": "tap", "element_id": str(number)}))
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="nav"), role="navigator")
+        policy = LLMNavigatorPolicy(client, perception=settings)
+        decision = policy.decide(PolicyContext(subtask=TASK, perception=perception,
+                                               page_type=PageType.OTHER, step=1))
+        screens = [r["messages"][1]["content"] for r in stub.requests]
+    assert decision is not None and decision.action == Tap(target="story0", reason="the first story")
+    assert decision.usage.calls == rounds == len(screens)
+    assert "Story 0" not in screens[0] and "Story 0" in screens[-1]
+    assert screens[-1].count("\n") > screens[0].count("\n")  # what the first round showed is kept
 
 
 def test_goal_words_and_the_task_line() -> None:

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from device_farm.adb_driver import AdbDriver
-from device_farm.sim import SimServer
+from device_farm.sim import SimServer, load_catalog
 from droidretriever.config import BudgetSettings
 from droidretriever.models import PageMode, SubTask
 from inference.memory import RouteMemory
@@ -54,3 +54,14 @@ def rig(sim: SimServer, perceiver: Perceiver, redis_url: str) -> Iterator[Rig]:
     finally:
         driver.close()
         client.close()
+
+
+@pytest.fixture(scope="module")
+def catalog_phone() -> Iterator[tuple[SimServer, AdbDriver]]:
+    """One virtual phone with every app of the catalog (the suites' apps), for one test module."""
+    with SimServer(phones=1, port=0, seed=7, catalog=load_catalog()) as server:
+        driver = AdbDriver(server.serials[0], port=server.port)
+        try:
+            yield server, driver
+        finally:
+            driver.close()

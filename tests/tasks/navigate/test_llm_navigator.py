@@ -9,12 +9,8 @@ model's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from device_farm.adb_driver import AdbDriver
-from device_farm.sim import SimServer, load_catalog
+from device_farm.sim import SimServer
 from droidretriever.config import BudgetSettings, LLMEndpoint
 from droidretriever.models import SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite
@@ -33,24 +29,13 @@ from tasks.navigate import (
 )
 from tests.tasks.navigate.test_study2_suite import app_subtask
 
-CATALOG = load_catalog()
 GUIDELINES = next(t for t in load_suite() if t.study is Study.STUDY2 and t.id == "s2_single_02_bilibili_guidelines")
 
 
-@pytest.fixture(scope="module")
-def bilibili() -> Iterator[tuple[SimServer, AdbDriver]]:
-    with SimServer(phones=1, port=0, seed=7, catalog=CATALOG) as server:
-        driver = AdbDriver(server.serials[0], port=server.port)
-        try:
-            yield server, driver
-        finally:
-            driver.close()
-
-
 def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
-    bilibili: tuple[SimServer, AdbDriver], perceiver: Perceiver
+    catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver
 ) -> None:
-    server, driver = bilibili
+    server, driver = catalog_phone
     task: SuiteTask = GUIDELINES
     subtask = app_subtask(task, "Bilibili")
     server.control.reset("boot")
@@ -87,10 +72,10 @@ def test_the_navigator_reaches_the_guidelines_and_a_second_run_needs_no_model(
 
 
 def test_tips_from_an_earlier_delivery_reach_the_first_navigator_prompt(
-    bilibili: tuple[SimServer, AdbDriver], perceiver: Perceiver
+    catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver
 ) -> None:
     """Orchestration retries carry reflections (NavigateRequest.tips) into the next delivery."""
-    server, driver = bilibili
+    server, driver = catalog_phone
     subtask = app_subtask(GUIDELINES, "Bilibili")
     server.control.reset("boot")
     moves = play_scripted_path(driver, perceiver, subtask.package, GUIDELINES.paths["Bilibili"])

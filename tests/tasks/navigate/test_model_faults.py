@@ -68,7 +68,8 @@ def test_an_evaluator_answering_non_json_falls_back_visibly(rig: Rig, vllm: Reco
     events = [e for e in RunEventReader(rig.redis).read_after(run_id) if e.kind is RunEventKind.MODEL_FALLBACK]
     assert len(events) == len(judged)
     assert events[-1].message.startswith("the evaluator's model failed (")
-    assert events[-1].message.endswith(f"({len(judged)} times in this sub-task)")
+    times = f"{len(judged)} time" + ("s" if len(judged) != 1 else "")
+    assert events[-1].message.endswith(f"({times} in this sub-task)")
     assert result.trace.ledger.roles["evaluator"].calls == len(vllm.requests) == 2 * len(judged)
     # The target was the rules' alone (the model failed there): its route is not remembered.
     assert rig.copilot.memory is not None and not rig.copilot.memory.load(MEITUAN)
@@ -77,11 +78,16 @@ def test_an_evaluator_answering_non_json_falls_back_visibly(rig: Rig, vllm: Reco
 
 
 def test_a_hanging_evaluator_is_bounded_per_call_and_per_subtask(rig: Rig, vllm: RecordingOpenAIServer) -> None:
-    """Table row 12: a hang costs one deadline, and past the sub-task's model time no call is made."""
+    """Table row 12: a hang costs one deadline, and past the sub-task's model time no call is made.
+
+    The evaluator is asked on every page here (``every_page``), so later steps would call it.
+    """
     vllm.answer_by_default("qwen-vl", Answer.HANG)
     budgets = rig.copilot.budgets.model_copy(update={"model_s_per_subtask": 0.3})
     started = time.perf_counter()
-    _, result = run(with_evaluator(rig, vllm, budgets=budgets, timeout_s=5.0), PERMISSIONS)
+    copilot = dataclasses.replace(with_evaluator(rig, vllm, budgets=budgets, timeout_s=5.0),
+                                  evaluator_pages="every_page")
+    _, result = run(copilot, PERMISSIONS)
     elapsed = time.perf_counter() - started
     assert result.status is SubTaskStatus.COMPLETED, result.reason  # the rules decided, visibly
     calls = [c for s in result.trace.steps for c in s.calls]
