@@ -39,6 +39,7 @@ class RunEventKind(StrEnum):
     RUN_FINISHED = "run_finished"
     LOG = "log"
     ERROR = "error"
+    CONTROL = "control"  # a person's command (pause, take over, back to auto, answer, stop)
 
 
 class RunEvent(Frozen):
@@ -54,6 +55,7 @@ class RunEvent(Frozen):
     at: datetime = Field(default_factory=utcnow)
     subtask_id: str | None = None
     message: str = ""
+    actor: str | None = None  # who caused it when a person did: "browser 3f2a", "api token"
     plan: Plan | None = None
     step: StepRecord | None = None
     preview: Preview | None = None
