@@ -6,6 +6,7 @@
           +-- AttemptFailedError            one try of a sub-task failed; Prefect retries it with tips
           +-- RunNotPausedError        resume asked for a run that waits for nobody
           +-- RunOrphanedError         resume asked for a run whose process has ended
+          +-- SteeringConflict         a person's command does not fit the run's state now (409)
           +-- SubscriptionError        a subscription is unknown or cannot be scheduled
           +-- NotifierError            a change summary could not be delivered
 
@@ -25,6 +26,7 @@ __all__ = [
     "NotifierError",
     "RunNotPausedError",
     "RunOrphanedError",
+    "SteeringConflict",
     "SubscriptionError",
 ]
 
@@ -63,3 +65,7 @@ class SubscriptionError(FlowError):
 
 class NotifierError(FlowError):
     """A notifier could not deliver a change summary."""
+
+
+class SteeringConflict(FlowError):  # noqa: N818  (reads as what it is: a conflict, HTTP 409)
+    """A person's command does not fit the run's state now; the message says why."""

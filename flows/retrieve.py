@@ -22,6 +22,7 @@ from prefect.runtime import flow_run as current_run
 from droidretriever.config import load_settings
 from droidretriever.models import (
     Edge,
+    Heard,
     Plan,
     Query,
     RunEventKind,
@@ -35,7 +36,7 @@ from droidretriever.models import (
 from flows.app_flow import run_app
 from flows.errors import FlowError, NoAppsError
 from flows.models import AppOutcome, RetrieveRequest, RunOutcome
-from flows.runtime import open_services
+from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
 from tasks.run_steps import plan_query, report_run, transcribe_recording
@@ -54,17 +55,20 @@ def _run_name() -> str:
 
 @task(name="transcribe", cache_policy=NO_CACHE, retries=1)
 def transcribe_task(request: RetrieveRequest) -> Query:
-    """The question as text: typed, or transcribed from the stored recording."""
-    if request.audio_key is None:
+    """The question as text: typed, corrected from what was heard, or transcribed now."""
+    if request.audio_key is None or (request.heard is not None and request.text):
         return Query(text=request.text or "", apps=request.apps, mode=request.mode,
-                     browsing_limit=request.browsing_limit)
+                     browsing_limit=request.browsing_limit, audio_key=request.audio_key,
+                     heard=request.heard)
     services = open_services(load_settings())
     transcript = transcribe_recording(services.settings, services.store, request.audio_key)
     if not transcript.text.strip():
         raise FlowError("nothing could be heard in the recording",
                         hint="record again closer to the microphone, or type the question")
+    heard = Heard(text=transcript.text, engine=transcript.backend,
+                  low_accuracy=transcript.low_accuracy)
     return Query(text=transcript.text, apps=request.apps, mode=request.mode,
-                 browsing_limit=request.browsing_limit, audio_key=request.audio_key)
+                 browsing_limit=request.browsing_limit, audio_key=request.audio_key, heard=heard)
 
 
 @task(name="decompose", cache_policy=NO_CACHE, retries=1)
@@ -78,7 +82,9 @@ def decompose_task(query: Query) -> Plan:
     plan = plan_query(services.settings, query, installed)
     if not plan.subtasks:
         notes = "; ".join(n for n in plan.notes[-2:] if not n.startswith("no installed app"))
-        raise NoAppsError("no installed app fits the question" + (f" ({notes})" if notes else ""),
+        heard = f" heard as “{query.heard.text}”" if query.heard is not None else ""
+        raise NoAppsError(f"no installed app fits the question{heard}" +
+                          (f" ({notes})" if notes else ""),
                           hint="name the app in the question, or use --apps with an installed app")
     return plan
 
@@ -149,7 +155,11 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
     run_id = request.run_id or new_id("run")
     flow_run_id = current_flow_run_id()
     add_flow_run_tags(flow_run_id, [f"run:{run_id}"])
-    query = transcribe_task(request)
+    try:
+        query = transcribe_task(request)
+    except Exception as exc:
+        _record_failure(services, run_id, f"{type(exc).__name__}: {exc}")
+        raise
     services.manifests.write(RunManifest(
         run_id=run_id, query=query, status=RunStatus.RUNNING,
         prefect_flow_run_id=str(flow_run_id) if flow_run_id else None))
@@ -168,11 +178,7 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
         stopped = is_stop_requested(services.redis, run_id)
         outcome = synthesize_task(run_id, plan, results, stopped)
     except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        services.update_manifest(run_id, lambda m: m.model_copy(update={
-            "status": RunStatus.FAILED, "error": message}))
-        services.publish(run_id, RunEventKind.ERROR, message=message)
-        services.publish(run_id, RunEventKind.RUN_FINISHED, message="failed")
+        _record_failure(services, run_id, f"{type(exc).__name__}: {exc}")
         raise
     services.update_manifest(run_id, lambda m: m.model_copy(update={
         "status": RunStatus.STOPPED if stopped else RunStatus.COMPLETED,
@@ -184,6 +190,15 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
     services.publish(run_id, RunEventKind.RUN_FINISHED,
                      message="stopped early" if stopped else "completed")
     return outcome.model_copy(update={"flow_run_id": str(flow_run_id) if flow_run_id else None})
+
+
+def _record_failure(services: FlowServices, run_id: str, message: str) -> None:
+    """The manifest (when there is one yet) says failed; the events say why and that it ended."""
+    if services.manifests.exists(run_id):
+        services.update_manifest(run_id, lambda m: m.model_copy(update={
+            "status": RunStatus.FAILED, "error": message}))
+    services.publish(run_id, RunEventKind.ERROR, message=message)
+    services.publish(run_id, RunEventKind.RUN_FINISHED, message="failed")
 
 
 def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:
