@@ -1,7 +1,8 @@
 """The embedded local stack behind ``droidretriever up | down | status``.
 
     build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService,
-                                   then SubscriptionsService once Prefect is healthy)
+                                   then SubscriptionsService, RunnerService and ApiService
+                                   once those three are healthy)
 
 New services (device farm, API server, workers) implement :class:`Service`
 (usually by subclassing :class:`ProcessService`) and join the list.
@@ -9,6 +10,12 @@ New services (device farm, API server, workers) implement :class:`Service`
 
 from __future__ import annotations
 
+from deploy.local.api_service import (
+    ApiService,
+    RunnerService,
+    ensure_api_token,
+    read_api_token,
+)
 from deploy.local.builtin import (
     PrefectService,
     RedisService,
@@ -27,6 +34,7 @@ from deploy.local.service import (
 from deploy.local.stack import Stack, build_stack
 
 __all__ = [
+    "ApiService",
     "Health",
     "PidFile",
     "PortClaim",
@@ -35,11 +43,14 @@ __all__ = [
     "ProcessRecord",
     "ProcessService",
     "RedisService",
+    "RunnerService",
     "SeaweedService",
     "Service",
     "ServiceStatus",
     "Stack",
     "SubscriptionsService",
     "build_stack",
+    "ensure_api_token",
     "is_port_free",
+    "read_api_token",
 ]

@@ -66,7 +66,7 @@ def subscribe(
     """Ask QUESTION on a schedule; changes since the last run are notified."""
     from deploy.local import SubscriptionsService
     from flows.notifiers import NotifierSpec
-    from flows.subscriptions import Subscription, schedule_subscription
+    from flows.subscriptions import Subscription, create_subscription
 
     if cron and every:
         raise typer.BadParameter("give --cron or --every, not both")
@@ -77,8 +77,7 @@ def subscribe(
                               mode=PageMode.parse(mode) if mode else None, browsing_limit=limit)
     settings = load_settings()
     with _local_prefect(settings):
-        deployment_id = schedule_subscription(sub)
-    _store().save(sub)
+        deployment_id = create_subscription(_store(), sub)
     console.print(
         f"subscribed {sub.id}: “{question}” {sub.schedule}\n"
         f"runs: {settings.prefect.ui_url}/deployments/deployment/{deployment_id}\n"
@@ -161,13 +160,10 @@ def show(subscription_id: str,
 
 
 def _set_paused(subscription_id: str, paused: bool) -> None:
-    from flows.subscriptions import set_subscription_paused
+    from flows.subscriptions import pause_subscription
 
-    store = _store()
-    sub = store.load(subscription_id)
     with _local_prefect(load_settings()):
-        set_subscription_paused(subscription_id, paused)
-    store.save(sub.model_copy(update={"paused": paused}))
+        pause_subscription(_store(), subscription_id, paused)
     console.print(f"{subscription_id} {'paused' if paused else 'active again'}")
 
 
@@ -186,11 +182,8 @@ def resume_subscription(subscription_id: str) -> None:
 @subscriptions_app.command("delete")
 def delete(subscription_id: str) -> None:
     """Remove a subscription, its schedule and its kept reports."""
-    from flows.subscriptions import delete_subscription
+    from flows.subscriptions import remove_subscription
 
-    store = _store()
-    store.load(subscription_id)
     with _local_prefect(load_settings()):
-        delete_subscription(subscription_id)
-    removed = store.delete(subscription_id)
+        removed = remove_subscription(_store(), subscription_id)
     console.print(f"deleted {subscription_id} ({removed} stored object(s))")
