@@ -280,6 +280,8 @@ class Steering:
         except (RunNotPausedError, RunOrphanedError) as exc:
             self._clear_run(state.run_id)
             raise SteeringConflict(str(exc), hint=exc.hint) from exc
+        # Answered: out of the queue now (the flow, resuming a moment later, finds it gone).
+        self._pauses.close(entry.flow_run_id, request.answer)
         self._clear_run(state.run_id)
         verb = "continued" if request.answer == "continue" else "skipped"
         return f"{verb} {entry.app_label} on {entry.serial}" + (
@@ -303,9 +305,10 @@ class Steering:
         for entry in state.waiting:
             try:
                 self._resume(state.run_id, "skip", "stopped by a person", entry.app_label)
-                skipped.append(entry.app_label)
             except (RunNotPausedError, RunOrphanedError):
                 continue  # answered or gone meanwhile: nothing to skip
+            self._pauses.close(entry.flow_run_id, "skip")
+            skipped.append(entry.app_label)
         self._clear_run(state.run_id)
         return "asked to stop and report" + (f" (skipped {', '.join(skipped)})" if skipped else "")
 

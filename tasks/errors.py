@@ -5,7 +5,6 @@
      |    +-- CaptureError                 a scrolling capture failed (frames unreadable, store down)
      |    +-- ControlChannelError          the control channel (Redis) cannot be read or written
      +-- StitchError                       frames cannot be stitched (none, or sizes differ)
-     +-- RemoteInputError                  a person's remote tap, swipe or text did not reach the phone
      +-- tasks.synthesis.errors.SynthesisError ...  report synthesis (its own subtree)
 
 Device faults stay ``device_farm.errors.DeviceError`` (the device task
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 from droidretriever.errors import DroidRetrieverError
 
-__all__ = ["CaptureError", "ControlChannelError", "CopilotError", "RemoteInputError", "StitchError"]
+__all__ = ["CaptureError", "ControlChannelError", "CopilotError", "StitchError"]
 
 
 class CopilotError(DroidRetrieverError):
@@ -38,7 +37,3 @@ class ControlChannelError(CopilotError):
 
 class StitchError(DroidRetrieverError):
     """The frames cannot be stitched (none, or of different sizes)."""
-
-
-class RemoteInputError(DroidRetrieverError):
-    """A person's remote input (takeover) could not be carried out; never quotes typed text."""

@@ -35,7 +35,6 @@ from droidretriever.models import (
     Tap,
 )
 from storage import ObjectStore, RunKeys
-from tasks.errors import RemoteInputError
 from tasks.keys import takeover_steps_key
 from tasks.navigate.copilot import EventSink
 
@@ -120,8 +119,11 @@ class RemoteInput(Frozen):
         return len(self.text.get_secret_value()) if self.text is not None else 0
 
 
-def apply_remote_input(driver: Driver, remote: RemoteInput) -> None:
-    """Carry out ``remote`` on the phone; device faults propagate (they name no typed text)."""
+def apply_remote_input(driver: Driver, remote: RemoteInput) -> str:
+    """Carry out ``remote`` on the phone; returns a note for the person ("" when all went well).
+
+    Device faults propagate (their messages name the action, never typed text).
+    """
     match remote.kind:
         case RemoteInputKind.TAP:
             driver.tap(remote.start)
@@ -134,19 +136,21 @@ def apply_remote_input(driver: Driver, remote: RemoteInput) -> None:
         case RemoteInputKind.HOME:
             driver.key(Key.HOME)
         case RemoteInputKind.TEXT:
-            _type(driver, remote)
+            return _type(driver, remote)
+    return ""
 
 
-def _type(driver: Driver, remote: RemoteInput) -> None:
+def _type(driver: Driver, remote: RemoteInput) -> str:
     secret = remote.text.get_secret_value() if remote.text is not None else ""
     try:
         driver.input_text(secret)
     except InputNotApplied:
-        # The driver's message quotes the text and the field: neither may leave here.
-        raise RemoteInputError(
-            f"{driver.serial}: the text ({len(secret)} characters) did not land in a field",
-            hint="tap a text field on the phone first, then type again",
-        ) from None
+        # The text was sent, but the focused field does not show it: a password field shows
+        # dots, or no field had the focus. The person sees which; the driver's message quotes
+        # the text and the field, so it goes no further than here.
+        return "the field does not show the text (a password field shows dots; if no field " \
+               "had the focus, tap one and type again)"
+    return ""
 
 
 class InterventionRecorder:
