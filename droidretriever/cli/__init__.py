@@ -18,6 +18,7 @@ from droidretriever.errors import DroidRetrieverError
 __all__ = ["app", "main"]
 
 # Command modules register themselves on import (order = order in --help).
+from droidretriever.cli import api as _api  # noqa: F401
 from droidretriever.cli import ask as _ask  # noqa: F401
 from droidretriever.cli import farm as _farm  # noqa: F401
 from droidretriever.cli import stack as _stack  # noqa: F401

@@ -9,6 +9,7 @@ steps, captures, pauses) and prints the report with where to open it.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from rich.table import Table
 from droidretriever.cli._app import app, state
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import PageMode, RunEvent, RunEventKind, new_id
+from droidretriever.models import Heard, PageMode, RunEvent, RunEventKind, new_id
 
 __all__ = ["ask", "resume"]
 
@@ -156,6 +157,35 @@ def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
     return path
 
 
+def _hear(settings: Settings, run_id: str, audio: Path, *,
+          interactive: bool) -> tuple[str, Heard, str]:
+    """Store the recording and say what was heard; on a terminal the person may correct it.
+
+    Returns the recording's key, what was heard, and the question to ask.
+    """
+    from storage import RunKeys, open_object_store
+    from tasks.run_steps import transcribe_recording
+
+    store = open_object_store(settings)
+    audio_key = RunKeys(run_id).key("query" + (audio.suffix or ".wav"))
+    store.put_bytes(audio_key, audio.read_bytes(), "audio/wav")
+    with console.status("listening to the recording..."):
+        transcript = transcribe_recording(settings, store, audio_key)
+    heard = Heard(text=transcript.text.strip(), engine=transcript.backend,
+                  low_accuracy=transcript.low_accuracy)
+    label = ", offline engine: low accuracy" if heard.low_accuracy else ""
+    console.print(f"heard: “{heard.text or '(nothing)'}” ({heard.engine}{label})", highlight=False)
+    if not heard.text:
+        raise DroidRetrieverError("nothing could be heard in the recording",
+                                  hint="record again closer to the microphone, or type the question")
+    text = heard.text
+    if interactive and sys.stdin.isatty():
+        corrected = typer.prompt("Press Enter to ask this, or type the question as you said it",
+                                 default="", show_default=False).strip()
+        text = corrected or text
+    return audio_key, heard, text
+
+
 @app.command()
 def ask(
     question: str = typer.Argument("", help="The question, e.g. \"Is a Big Mac cheaper on "
@@ -178,16 +208,20 @@ def ask(
     _ensure_farm(settings)
     run_id = new_id("run")
     audio_key = None
+    heard: Heard | None = None
     if audio is not None:
-        from storage import RunKeys, open_object_store
-
-        audio_key = RunKeys(run_id).key("query" + (audio.suffix or ".wav"))
-        open_object_store(settings).put_bytes(audio_key, audio.read_bytes(), "audio/wav")
+        audio_key, heard, spoken = _hear(settings, run_id, audio, interactive=not as_json)
+        question = question or spoken
     request = RetrieveRequest(
-        text=question or None, audio_key=audio_key, run_id=run_id,
+        text=question or None, audio_key=audio_key, run_id=run_id, heard=heard,
         apps=tuple(a.strip() for a in apps.split(",") if a.strip()),
         mode=PageMode.parse(mode) if mode else None, browsing_limit=limit,
     )
+    from droidretriever.cli.api import dashboard_link
+
+    dashboard = dashboard_link(settings, run_id)
+    if dashboard and not as_json:
+        console.print(f"watch and steer it: {dashboard}", highlight=False, soft_wrap=True)
     progress = _Progress(run_id)
     done = threading.Event()
     with _local_prefect(settings):
@@ -226,6 +260,8 @@ def ask(
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)
     if outcome.flow_run_id:
         console.print(f"Prefect run: {ui}/runs/flow-run/{outcome.flow_run_id}", highlight=False)
+    if dashboard:
+        console.print(f"dashboard: {dashboard}", highlight=False)
     unverified = len(outcome.report.unverified)
     if unverified:
         console.print(f"[yellow]{unverified} citation(s) could not be verified[/] (marked in the "

@@ -103,6 +103,25 @@ def up(
         _bring_up_farm(settings, rows, sim or settings.sim.phones)
     _print_table(rows, _spool_line())
     _print_farm_line(settings)
+    _print_dashboard(settings, rows)
+
+
+def _print_dashboard(settings: Settings, rows: list[ServiceStatus]) -> None:
+    """The dashboard's URL, as a one-time login link for this machine's browser."""
+    from droidretriever.cli.api import login_link
+    from droidretriever.errors import ServiceError
+
+    api_row = next((row for row in rows if row.name == "api"), None)
+    if api_row is None or not api_row.health.healthy:
+        return
+    try:
+        link = login_link(settings)
+    except ServiceError as exc:
+        console.print(f"dashboard: {settings.api.base_url} ({exc})", highlight=False)
+        return
+    console.print(f"dashboard: {link}\n  (a one-time login link, valid "
+                  f"{settings.api.login_code_ttl_s:.0f} s; `droidretriever api login` makes another)",
+                  highlight=False, soft_wrap=True)
 
 
 @app.command()
