@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 DEPLOYMENT = "retrieve/dashboard"  # <flow name>/<deployment name>
 POLL_S = 1  # how often the runner asks Prefect for new runs: the start latency it adds
 _STALE_S = 60.0  # a runner that has not polled for this long is not running
-_STATUS_EVERY_S = 5.0
+_STATUS_EVERY_S = 5.0  # deploy.local.RunnerService.check_interval_s
 
 
 def to_deployment() -> RunnerDeployment:

@@ -18,9 +18,15 @@ from storage.errors import (
     StoreAccessError,
     StoreUnavailableError,
 )
-from storage.events import RunEventPublisher, RunEventReader, iter_replay, open_redis
+from storage.events import (
+    RunEventPublisher,
+    RunEventReader,
+    decode_stream_entry,
+    iter_replay,
+    open_redis,
+)
 from storage.fake import FakeObjectStore
-from storage.keys import RunKeys, route_memory_key
+from storage.keys import RunKeys, route_memory_key, stream_key
 from storage.manifests import ManifestStore
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type
 from storage.s3 import S3ObjectStore
@@ -46,10 +52,12 @@ __all__ = [
     "StorageError",
     "StoreAccessError",
     "StoreUnavailableError",
+    "decode_stream_entry",
     "guess_content_type",
     "iter_replay",
     "open_object_store",
     "open_redis",
     "read_spool_usage",
     "route_memory_key",
+    "stream_key",
 ]

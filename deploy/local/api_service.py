@@ -12,15 +12,13 @@ The API's bearer token is ``settings.api_token`` when set, else the generated
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import ClassVar
 
 import httpx
-from pydantic import ValidationError
 
+from deploy.local.builtin import SubscriptionsService
 from deploy.local.service import Health, PortClaim, ProcessCommand, ProcessService
 from droidretriever.config import Settings
-from droidretriever.models import ServingStatus, utcnow
 from droidretriever.secrets import SecretFiles
 
 __all__ = ["API_TOKEN_SECRET", "ApiService", "RunnerService", "ensure_api_token", "read_api_token"]
@@ -87,33 +85,15 @@ class ApiService(ProcessService):
         return Health(healthy=True, detail=f"dashboard {self.url}")
 
 
-class RunnerService(ProcessService):
-    """``python -m flows.runner``: executes the runs asked from the dashboard and the API."""
+class RunnerService(SubscriptionsService):
+    """``python -m flows.runner``: executes the runs asked from the dashboard and the API.
+
+    Served like the subscriptions (a Prefect deployment, a status file the
+    health check reads), so it shares their service's plumbing.
+    """
 
     name: ClassVar[str] = "runner"
-    after: ClassVar[tuple[str, ...]] = ("redis", "s3", "prefect")
-    needed_by_runs: ClassVar[bool] = False
-    grace_s: ClassVar[float] = 30.0  # a running flow is marked crashed, not cut mid-write
-    status_every_s: ClassVar[float] = 5.0
-
-    @property
-    def url(self) -> str:
-        return f"{self.settings.prefect.ui_url}/deployments"
-
-    @property
-    def host(self) -> str:
-        return self.settings.prefect.api_url.host or "127.0.0.1"
-
-    @property
-    def status_file(self) -> Path:
-        return self.data_dir / "serving.json"
-
-    def ports(self) -> tuple[PortClaim, ...]:
-        return ()
-
-    def prepare(self) -> None:
-        super().prepare()
-        self.status_file.unlink(missing_ok=True)  # a previous process's status is not ours
+    check_interval_s: ClassVar[float] = 5.0  # how often it writes its status file
 
     def command(self) -> ProcessCommand:
         return ProcessCommand(
@@ -123,14 +103,8 @@ class RunnerService(ProcessService):
         )
 
     def check_health(self) -> Health:
-        try:
-            serving = ServingStatus.model_validate_json(self.status_file.read_bytes())
-        except FileNotFoundError:
-            return Health(healthy=False, detail="no status yet")
-        except (OSError, ValidationError) as exc:
-            return Health(healthy=False, detail=f"unreadable status file: {type(exc).__name__}")
-        age = (utcnow() - serving.updated_at).total_seconds()
-        if age > 3 * self.status_every_s + 5:
-            return Health(healthy=False, detail=f"status not updated for {age:.0f} s")
-        return Health(healthy=True, detail=f"serving {', '.join(serving.deployments)}, "
+        health = super().check_health()
+        if not health.healthy:
+            return health
+        return Health(healthy=True, detail=f"serving the dashboard's runs, "
                                            f"{self.settings.api.concurrent_runs} at once")
