@@ -109,12 +109,12 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
         services.publish(run_id, RunEventKind.RESUMED, subtask_id=subtask.id,
                          message=answer.note or "a person finished on the phone")
         _set_run_status(services, run_id, RunStatus.RUNNING)
-        result = _navigate(services, run_id, subtask, navigate_task, serial, resumed=True)
+        result = _navigate(services, run_id, subtask, navigate_task, serial, resumed=pauses)
     return result
 
 
 def _navigate(services: FlowServices, run_id: str, subtask: SubTask, navigate_task: str,
-              device: str | None, *, resumed: bool = False) -> SubTaskResult:
+              device: str | None, *, resumed: int = 0) -> SubTaskResult:
     """One sub-task through Prefect (retries with tips) and Celery; failures become results."""
     retries = max(0, services.settings.budgets.retries - 1)
     try:

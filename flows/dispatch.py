@@ -78,11 +78,11 @@ def retry_failed_attempts(task: Task[..., object], task_run: TaskRun, state: Sta
     retry_delay_seconds=0,
 )
 def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
-                     device: str | None = None, resumed: bool = False) -> SubTaskResult:
+                     device: str | None = None, resumed: int = 0) -> SubTaskResult:
     """Send the sub-task to a phone with its app (or to ``device``) and wait for the result.
 
-    ``resumed``: a person has just had the phone (a pause); the first try goes on from
-    the screen they left instead of restarting the app.
+    ``resumed``: how often a person has had the phone for it (pauses continued); after one,
+    the first try goes on from the screen they left instead of restarting the app.
     """
     services = open_services(load_settings())
     context = TaskRunContext.get()
@@ -90,7 +90,7 @@ def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
     tries = services.settings.budgets.retries
     request = NavigateRequest(run_id=run_id, subtask=subtask, delivery=attempt,
                               tips=_tips(services.redis, run_id, subtask.id) if attempt > 1 else (),
-                              resumed=resumed and attempt == 1)
+                              resumed=resumed)
     if device is not None:
         pending = services.farm.send_to_device(navigate_task, device, request, SubTaskResult)
     else:

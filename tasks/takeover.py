@@ -148,7 +148,7 @@ def _type(driver: Driver, remote: RemoteInput) -> str:
         # The text was sent, but the focused field does not show it: a password field shows
         # dots, or no field had the focus. The person sees which; the driver's message quotes
         # the text and the field, so it goes no further than here.
-        return "the field does not show the text (a password field shows dots; if no field " \
+        return "typed; the field does not show it (a password field shows dots; if no field " \
                "had the focus, tap one and type again)"
     return ""
 

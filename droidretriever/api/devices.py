@@ -16,7 +16,7 @@ import re
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Path, Query, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -24,6 +24,7 @@ from device_farm.errors import DeviceError
 from droidretriever.api.auth import Caller, authenticate_websocket, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import ApiError, ErrorBody, NotFound
+from droidretriever.api.images import thumbnail_jpeg
 from droidretriever.api.schemas import SERIAL, DeviceView, InputReply
 from droidretriever.models import InstalledApp
 from flows.keys import takeover_key
@@ -57,7 +58,7 @@ def list_devices(context: ApiContext = Depends(get_context),
             serial=serial, model=status.info.model, width=status.info.width,
             height=status.info.height, state=status.state, reason=status.reason,
             lease_run=status.lease_run, current_package=package,
-            current_app=labels.get(package, package), apps=len(status.info.apps),
+            current_app=labels.get(package, ""), apps=len(status.info.apps),
             takeover_run=holder.decode() if holder else None,
             heartbeat_alive=status.heartbeat_alive))
     return views
@@ -71,11 +72,16 @@ def list_apps(context: ApiContext = Depends(get_context),
 
 
 @router.get("/devices/{serial}/screen", response_class=Response,
-            responses={200: {"content": {"image/png": {}}}}, summary="The phone's screen now (PNG)")
-def get_screen(serial: Serial, context: ApiContext = Depends(get_context),
+            responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}},
+            summary="The phone's screen now (PNG), or a thumbnail of it (JPEG, ?width=)")
+def get_screen(serial: Serial, width: Annotated[int | None, Query(ge=40, le=1080)] = None,
+               context: ApiContext = Depends(get_context),
                who: Caller = Depends(caller)) -> Response:
     _known(context, serial)
     png = context.live.driver(serial).screenshot_png()
+    if width is not None:
+        return Response(thumbnail_jpeg(png, width), media_type="image/jpeg",
+                        headers={"cache-control": "no-store"})
     return Response(png, media_type="image/png", headers={"cache-control": "no-store"})
 
 

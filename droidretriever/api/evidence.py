@@ -8,16 +8,15 @@ opaque origin that can reach neither the API nor the session cookie.
 
 from __future__ import annotations
 
-import io
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
-from PIL import Image
 
 from droidretriever.api.auth import Caller, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import NotFound
+from droidretriever.api.images import thumbnail_jpeg
 from droidretriever.api.schemas import CAPTURE_ID, RUN_ID, SUBTASK_ID
 from droidretriever.models import Report
 from storage import ObjectNotFoundError, RunKeys
@@ -90,20 +89,12 @@ def get_citation_crop(run_id: RunId, index: Annotated[int, Path(ge=0, le=10_000)
             responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}},
             summary="The screen of one step (PNG), or a thumbnail of it (JPEG, ?width=)")
 def get_screen(run_id: RunId, subtask_id: Annotated[str, Path(pattern=SUBTASK_ID)],
-               name: Annotated[str, Path(pattern=r"^(takeover-)?[0-9]{4}\.png$")],
+               name: Annotated[str, Path(pattern=r"^(takeover-)?[0-9]{4}(-d[0-9]{1,3}r[0-9]{1,3})?\.png$")],
                width: Annotated[int | None, Query(ge=40, le=1080)] = None,
                context: ApiContext = Depends(get_context), who: Caller = Depends(caller)) -> Response:
     png = _get(context, RunKeys(run_id).key("screens", subtask_id, name), f"screen {name}")
     if width is None:
         return Response(png, media_type="image/png", headers={"cache-control": _MAX_AGE})
-    return Response(_thumbnail(png, width), media_type="image/jpeg",
+    return Response(thumbnail_jpeg(png, width), media_type="image/jpeg",
                     headers={"cache-control": _MAX_AGE})
 
-
-def _thumbnail(png: bytes, width: int) -> bytes:
-    with Image.open(io.BytesIO(png)) as image:
-        height = max(1, round(image.height * width / image.width))
-        small = image.convert("RGB").resize((width, height), Image.Resampling.BILINEAR)
-    out = io.BytesIO()
-    small.save(out, "JPEG", quality=80)
-    return out.getvalue()

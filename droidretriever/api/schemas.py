@@ -106,7 +106,7 @@ class DeviceView(Frozen):
     state: DeviceState
     reason: str = ""
     lease_run: str | None = None
-    current_app: str = ""  # the label of the app in front, "" on the home screen or unknown
+    current_app: str = ""  # the label of the app in front; "" for the launcher or a system app
     current_package: str = ""
     takeover_run: str | None = None  # a person drives it for this run
     apps: int = 0

@@ -81,7 +81,8 @@ class NavigationTry:
         driver = self.copilot.driver
         # Every try starts from the app's first page, from the home screen (a resumed
         # run's first try keeps the screen the person left).
-        keep_screen = not self.copilot.restart_app or self.run.request.resumed
+        request = self.run.request
+        keep_screen = not self.copilot.restart_app or (request.resumed > 0 and request.delivery == 1)
         if not keep_screen or self.attempt > 1:
             driver.force_stop(self.subtask.package)
             driver.key(Key.HOME)
@@ -211,7 +212,14 @@ class NavigationTry:
         )
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:
-        key = RunKeys(self.run.request.run_id).screen(step, self.subtask.id)
+        request = self.run.request
+        # Step numbers start again on every delivery and after every pause: name those apart,
+        # so the screens a person saw before (the map shows them) are not overwritten.
+        if request.delivery == 1 and request.resumed == 0:
+            key = RunKeys(request.run_id).screen(step, self.subtask.id)
+        else:
+            name = f"{step:04d}-d{request.delivery}r{request.resumed}.png"
+            key = RunKeys(request.run_id).key("screens", self.subtask.id, name)
         self.copilot.store.put_bytes(key, observation.screenshot_png, "image/png")
         return key
 

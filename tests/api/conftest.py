@@ -26,8 +26,15 @@ CONFIRM_WINDOW_S = "1.0"  # long enough to see (and cancel) a planned action, sh
 @pytest.fixture(scope="package")
 def api_prefect() -> Iterator[str]:
     """A temporary Prefect server for the package; its API URL."""
-    with prefect_test_harness(server_startup_timeout=90):
-        yield str(PREFECT_API_URL.value())
+    patch = pytest.MonkeyPatch()
+    # Its telemetry service writes to the SQLite database at start, racing the first requests
+    # on a busy machine ("database is locked"); nothing may leave this machine anyway.
+    patch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    try:
+        with prefect_test_harness(server_startup_timeout=90):
+            yield str(PREFECT_API_URL.value())
+    finally:
+        patch.undo()
 
 
 @pytest.fixture(scope="package")

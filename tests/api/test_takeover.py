@@ -148,7 +148,7 @@ def test_take_over_then_back_to_auto_finishes_the_run_from_the_phone(
     assert taken.json()["ready"] is True and taken.json()["serial"] == story.serial
     assert story.replies[1]["did"] == f"text entered, {len(story.email)} characters"
     assert story.replies[3]["did"] == f"text entered, {len(story.secret)} characters"
-    assert "password field shows dots" in story.replies[3]["note"]
+    assert "a password field shows dots" in story.replies[3]["note"]
     counters = [r["inputs"] for r in story.replies]
     assert counters == sorted(counters) and len(set(counters)) == len(counters)
     back = story.answers["back to auto"]

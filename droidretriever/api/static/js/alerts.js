@@ -4,6 +4,7 @@ import { toast } from "./ui.js";
 
 let audio = null;
 const listeners = new Set();
+const open = new Map(); // flow run id -> the toast of a pause still waiting
 export const pauses = { list: [] };
 
 // A two-note chime synthesised with WebAudio: no sound file, nothing fetched.
@@ -47,10 +48,16 @@ function notify(entry) {
     note.onclick = () => { window.focus(); location.hash = `#/runs/${entry.run_id}`; };
   }
   chime();
-  toast(`${title}: ${entry.reason}`, "warn", {
-    timeout: 15000,
+  open.set(entry.flow_run_id, toast(`${title}: ${entry.reason}`, "warn", {
+    timeout: 60000,
     action: { label: "take over", run: () => { location.hash = `#/runs/${entry.run_id}?takeover=${entry.serial}`; } },
-  });
+  }));
+}
+
+function settled(entry) {
+  const note = open.get(entry.flow_run_id);
+  if (note) note.remove();
+  open.delete(entry.flow_run_id);
 }
 
 function renderBadge() {
@@ -88,7 +95,7 @@ export function startAlerts() {
   follow("/pauses/events", () => {}, {
     events: {
       opened: (event) => { notify(event.entry); refresh(); },
-      closed: () => refresh(),
+      closed: (event) => { settled(event.entry); refresh(); },
     },
     onState: (state) => {
       document.getElementById("link-state").className = `dot ${state}`;

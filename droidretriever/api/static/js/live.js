@@ -170,7 +170,7 @@ export class LiveScreen {
       const last = this.metrics.lastShown;
       if (last && last.inputs >= reply.inputs) this.metrics.taps.push(last.at - sentAt); // came first
       else this.pending.push({ inputs: reply.inputs, sentAt });
-      if (reply.note) toast(reply.note, "info", { timeout: 5000 });
+      if (reply.note) toast(reply.note, "info", { timeout: 3000 });
       return reply;
     } catch (error) {
       showError(error);

@@ -205,6 +205,7 @@ export function showRun(page, runId, params) {
         break;
       case "subtask_started":
         setStatus(sid, "running");
+        if (!state.finished) clear(status, pill("running"));
         refreshSteering();
         break;
       case "step": {
@@ -226,11 +227,13 @@ export function showRun(page, runId, params) {
         break;
       case "needs_user":
         if (sid) setStatus(sid, "needs_user", event.message);
+        if (!state.finished) clear(status, pill("paused"));
         live.showPreview(null);
         refreshSteering();
         break;
       case "resumed":
         if (sid) setStatus(sid, "running", "");
+        if (!state.finished) clear(status, pill("running"));
         refreshSteering();
         break;
       case "control":
