@@ -16,7 +16,7 @@ def main() -> None:
     logging.basicConfig(level="INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s")
     # No access log: a login link's one-time code is in its URL, and URLs are all it would add.
     uvicorn.run(create_app(settings), host=settings.api.host, port=settings.api.port,
-                log_level="warning", access_log=False, ws="websockets", proxy_headers=False,
+                log_level="warning", access_log=False, ws="websockets-sansio", proxy_headers=False,
                 timeout_graceful_shutdown=5)
 
 

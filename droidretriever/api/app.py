@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from droidretriever import __version__
@@ -77,7 +78,7 @@ def _error_answer(request: Request, exc: Exception) -> JSONResponse:
 
 def _invalid_answer(request: Request, exc: Exception) -> JSONResponse:
     """422 naming each bad field, without echoing what was sent (it may be typed text)."""
-    problems = exc.errors() if isinstance(exc, RequestValidationError) else []
+    problems = exc.errors() if isinstance(exc, RequestValidationError | ValidationError) else []
     parts = ["/".join(str(p) for p in e.get("loc", ())) + f": {e.get('msg', 'invalid')}"
              for e in problems[:5]]
     return JSONResponse({"error": "invalid request: " + "; ".join(parts),
@@ -107,6 +108,8 @@ def create_app(settings: Settings, *, context: ApiContext | None = None) -> Fast
         app.include_router(module.router)
     app.add_exception_handler(DroidRetrieverError, _error_answer)
     app.add_exception_handler(RequestValidationError, _invalid_answer)
+    # A value each field allows but the whole does not (a cron that is not one, two schedules).
+    app.add_exception_handler(ValidationError, _invalid_answer)
     if settings.api.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.api.cors_origins),
                            allow_methods=["GET", "POST", "DELETE"],

@@ -6,9 +6,9 @@
           +-- Forbidden             403: a browser request without its CSRF header or from elsewhere
           +-- NotFound              404: no such run, capture, phone or page
 
-Errors of the layers below are answered by kind (``answer_error``): a steering
-conflict is 409 with its reason, a missing manifest or object 404, a device or
-service fault 503. Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
+Errors of the layers below are answered by kind (:func:`status_for`): a steering
+conflict is 409 with its reason, a missing manifest or object 404, a recording
+that cannot be heard 422, a device, store, model or service fault 503. Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
 no traceback, no secret.
 """
 
@@ -27,6 +27,7 @@ from flows.errors import (
     SteeringConflict,
     SubscriptionError,
 )
+from inference.errors import InferenceError, TranscriberUnavailableError, TranscriptionError
 from storage.errors import ManifestError, ObjectNotFoundError, StorageError
 
 __all__ = ["ApiError", "ErrorBody", "Forbidden", "NotAuthenticated", "NotFound", "status_for"]
@@ -66,8 +67,10 @@ def status_for(exc: DroidRetrieverError) -> int:
         return 409
     if isinstance(exc, ManifestError | ObjectNotFoundError):
         return 404
-    if isinstance(exc, NoAppsError | SubscriptionError | ConfigError):
-        return 422
-    if isinstance(exc, DeviceError | StorageError | FlowError):
+    if isinstance(exc, TranscriberUnavailableError):
+        return 503
+    if isinstance(exc, NoAppsError | SubscriptionError | ConfigError | TranscriptionError):
+        return 422  # the request's content cannot be used: a recording that is not one
+    if isinstance(exc, DeviceError | StorageError | FlowError | InferenceError):
         return 503
     return 500

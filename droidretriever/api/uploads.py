@@ -51,26 +51,32 @@ class BodyLimit:
             await _refuse(send, limit)
             return
         seen = 0
-        started = False
+        over = False
+        refused = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
+                    over = True
                     raise _OverLimitError
             return message
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def answered(message: Message) -> None:
+            nonlocal refused
+            # The app may turn the cut-off body into an error of its own: 413 all the same.
+            if not over:
+                await send(message)
+            elif message["type"] == "http.response.start" and not refused:
+                refused = True
+                await _refuse(send, limit)
 
         try:
-            await self.app(scope, counted, tracked)
+            await self.app(scope, counted, answered)
         except _OverLimitError:
-            if not started:
+            if not refused:
                 await _refuse(send, limit)
 
 

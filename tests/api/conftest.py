@@ -56,7 +56,7 @@ def api_stack(redis_url: str, s3_settings: S3Settings, api_prefect: str, pause_w
     env = {
         **farm_env(redis_url, state_dir),
         "DROIDRETRIEVER_S3__ENDPOINT": str(s3_settings.endpoint),
-        "DROIDRETRIEVER_S3__BUCKET": s3_settings.bucket,
+        "DROIDRETRIEVER_S3__BUCKET": "dr-api-stack",  # its own: other packages count their runs
         "DROIDRETRIEVER_PREFECT__API_URL": api_prefect,
         "PREFECT_API_URL": api_prefect,
         "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false",
