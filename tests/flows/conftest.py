@@ -29,7 +29,7 @@ class FlowFarmProcesses(FarmProcesses):
 @dataclass
 class FlowFarm:
     sim: SimServer
-    procs: FlowFarmProcesses
+    procs: FarmProcesses
     registry: DeviceRegistry
     settings: Settings
     env: dict[str, str]
