@@ -155,13 +155,14 @@ class Steering:
         steered = self._load(run_id)
         if steered is None:
             return base
-        ready = self._still_steered(run_id, steered, waiting)
-        if ready is None or base.finished:
+        held = self._still_steered(run_id, steered, waiting)
+        if held is None or base.finished:
             self._clear(run_id, steered)
             return base
+        ready, subtask_id = held
         return base.model_copy(update={
             "mode": steered.mode, "serial": steered.serial, "source": steered.source,
-            "actor": steered.actor, "since": steered.since, "subtask_id": steered.subtask_id,
+            "actor": steered.actor, "since": steered.since, "subtask_id": subtask_id,
             "app_label": steered.app_label, "ready": ready and steered.mode is SteerMode.TAKEOVER})
 
     def check_input(self, serial: str, actor: str) -> SteeringState:
@@ -338,18 +339,21 @@ class Steering:
                                hint="it is planning or writing its report; try again in a moment")
 
     def _still_steered(self, run_id: str, steered: Steered,
-                       waiting: Sequence[PauseEntry]) -> bool | None:
-        """None when the stored state no longer holds; else whether the phone is the person's."""
+                       waiting: Sequence[PauseEntry]) -> tuple[bool, str | None] | None:
+        """None when the stored state no longer holds; else whether the phone is the person's
+        now, and the sub-task it runs (what the person's screens are recorded under)."""
         if steered.source is SteerSource.PAUSE:
-            return True if any(e.flow_run_id == steered.flow_run_id for e in waiting) else None
+            if any(e.flow_run_id == steered.flow_run_id for e in waiting):
+                return True, steered.subtask_id
+            return None
         if self._registry.leases.holder(steered.serial) != run_id:
             return None  # the run let go of the phone (finished, failed, worker gone)
         ack = self._channel.read_ack(run_id, steered.serial)
         if ack is None or datetime.fromisoformat(ack.at) < steered.since:
-            return False  # the loop has not seen the command yet
+            return False, steered.subtask_id  # the loop has not seen the command yet
         if not ack.waiting:
             return None  # it went on by itself (timed out, stopped)
-        return True
+        return True, ack.subtask_id
 
     def _send(self, run_id: str, serial: str, kind: ControlKind, actor: str, note: str) -> None:
         self._channel.send(run_id, ControlCommand(kind=kind, serial=serial, actor=actor, note=note))

@@ -63,3 +63,22 @@ def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     settings = load_settings()
     assert settings.budgets.steps_per_subtask == 12
     assert settings.stack.weed_base_port == 20000
+
+
+def test_the_pause_webhook_must_be_http_or_https(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_API__PAUSE_WEBHOOK", "ftp://hooks.example/pause")
+    with pytest.raises(ConfigError) as bad:
+        load_settings()
+    message = str(bad.value)
+    assert "DROIDRETRIEVER_API__PAUSE_WEBHOOK" in message and "'http' or 'https'" in message
+    monkeypatch.setenv("DROIDRETRIEVER_API__PAUSE_WEBHOOK", "https://hooks.example/pause")
+    assert str(load_settings().api.pause_webhook) == "https://hooks.example/pause"
+
+
+def test_the_dashboard_url_comes_from_host_and_port_unless_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_API__PORT", "8711")
+    assert load_settings().api.base_url == "http://127.0.0.1:8711"
+    monkeypatch.setenv("DROIDRETRIEVER_API__PUBLIC_URL", "https://farm.example/dr/")
+    assert load_settings().api.base_url == "https://farm.example/dr"

@@ -10,6 +10,7 @@ from pathlib import Path
 from prefect.settings import PREFECT_API_URL
 
 from tests.flows.conftest import FlowFarm
+from tests.inference.test_asr import speak
 
 CLI = str(Path(sys.executable).parent / "droidretriever")
 
@@ -46,3 +47,21 @@ def test_a_question_no_app_fits_is_one_line_and_its_fix(flow_farm: FlowFarm) -> 
     assert lines[1].startswith("fix: name the app in the question")
     assert "Traceback" not in done.stdout + done.stderr
     assert "NoAppsError" not in done.stdout  # not repeated in the live view
+
+
+def test_a_spoken_question_says_what_was_heard_before_the_plan(flow_farm: FlowFarm,
+                                                               tmp_path: Path) -> None:
+    recording = tmp_path / "question.wav"
+    speak("Which permissions does Meituan have?", recording)
+    done = _ask(flow_farm, "--audio", str(recording))
+    lines = done.stdout.splitlines()
+    heard = next((line for line in lines if line.startswith("heard: “")), None)
+    assert heard is not None, done.stdout + done.stderr
+    assert heard.endswith("(pocketsphinx:en-us, offline engine: low accuracy)")
+    said = heard.removeprefix("heard: “").split("” (", 1)[0]
+    assert said.strip(), heard
+    if done.returncode != 0:  # the offline engine often mishears: the error says what it heard
+        assert f"heard as “{said}”" in done.stderr, done.stderr
+    else:
+        assert lines.index(heard) < next(i for i, line in enumerate(lines) if "sub-task" in line)
+    assert "Traceback" not in done.stdout + done.stderr

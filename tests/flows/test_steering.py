@@ -115,7 +115,8 @@ def test_pause_take_over_and_back_to_auto_on_a_running_loop(rig: Rig) -> None:
     taken = _do(rig, SteerAction.TAKE_OVER)
     assert rig.sent(LOOP) == [ControlKind.TAKE_OVER]
     assert taken.mode is SteerMode.TAKEOVER and taken.ready
-    assert rig.steering.check_input(LOOP, "browser a").run_id == rig.run_id
+    driving = rig.steering.check_input(LOOP, "browser a")
+    assert (driving.run_id, driving.subtask_id) == (rig.run_id, "app-1")  # from the loop's word
     with pytest.raises(SteeringConflict, match="being driven by browser a"):
         rig.steering.check_input(LOOP, "browser b")
     with pytest.raises(SteeringConflict, match="browser a steers run"):
