@@ -71,14 +71,15 @@ def encode_png(frame: RawFrame, compression: int = 1) -> bytes:
 def encode_jpeg(frame: RawFrame, max_width: int = 540, quality: int = 70) -> bytes:
     """JPEG bytes, scaled down to ``max_width`` (aspect kept): a live view's frame.
 
-    About 3 ms for a 1080x2340 screen at half size: a live view stays well
-    above 10 frames per second on one core.
+    Scaled first, then converted, so the colour conversion touches a quarter of the
+    pixels: a few milliseconds for a 1080x2340 screen, far below a screenshot's cost.
     """
-    bgr = cv2.cvtColor(frame.pixels, cv2.COLOR_RGBA2BGR)
+    pixels = frame.pixels
     if frame.width > max_width:
         height = max(1, round(frame.height * max_width / frame.width))
-        bgr = cv2.resize(bgr, (max_width, height), interpolation=cv2.INTER_AREA)
-    ok, buffer = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        pixels = cv2.resize(pixels, (max_width, height), interpolation=cv2.INTER_AREA)
+    ok, buffer = cv2.imencode(".jpg", cv2.cvtColor(pixels, cv2.COLOR_RGBA2BGR),
+                              [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise ValueError(f"JPEG encoding of a {frame.width}x{frame.height} frame failed")
     return buffer.tobytes()

@@ -99,6 +99,7 @@ class SteerRequest(Frozen):
 class Steered(Frozen):
     """What is stored while a person steers a run (absent = auto)."""
 
+    run_id: str = ""
     mode: SteerMode
     serial: str
     source: SteerSource
@@ -165,24 +166,30 @@ class Steering:
             "actor": steered.actor, "since": steered.since, "subtask_id": subtask_id,
             "app_label": steered.app_label, "ready": ready and steered.mode is SteerMode.TAKEOVER})
 
-    def check_input(self, serial: str, actor: str) -> SteeringState:
-        """The state under which ``actor`` may drive ``serial`` now; SteeringConflict if not."""
+    def check_input(self, serial: str, actor: str) -> Steered:
+        """How ``actor`` drives ``serial`` now (for each input: a few Redis reads, no more);
+        SteeringConflict when they may not."""
         raw = self._redis.get(takeover_key(serial))
         refused = SteeringConflict(
             f"phone {serial} is not taken over, so it takes no input",
             hint="take it over first: the run's page, or the pause queue on the farm page")
-        if raw is None:
+        run_id = raw.decode() if raw is not None else None
+        steered = self._load(run_id) if run_id is not None else None
+        if run_id is None or steered is None or steered.mode is not SteerMode.TAKEOVER \
+                or steered.serial != serial:
             raise refused
-        state = self.state(raw.decode())
-        if state.mode is not SteerMode.TAKEOVER or state.serial != serial:
+        waiting = self._pauses.for_run(run_id) if steered.source is SteerSource.PAUSE else []
+        held = self._still_steered(run_id, steered, waiting)
+        if held is None:
             raise refused
-        if state.actor != actor:
-            raise SteeringConflict(f"phone {serial} is being driven by {state.actor}",
+        if steered.actor != actor:
+            raise SteeringConflict(f"phone {serial} is being driven by {steered.actor}",
                                    hint="only the person who took it over can drive it")
-        if not state.ready:
+        ready, subtask_id = held
+        if not ready:
             raise SteeringConflict(f"the copilot has not handed phone {serial} over yet",
                                    hint="it does between two steps; try again in a moment")
-        return state
+        return steered.model_copy(update={"subtask_id": subtask_id})
 
     # ------------------------------------------------------------------ commands
 
@@ -368,7 +375,8 @@ class Steering:
             return None
 
     def _save(self, run_id: str, steered: Steered) -> None:
-        self._redis.set(steer_key(run_id), steered.model_dump_json(), ex=_STATE_TTL_S)
+        stored = steered.model_copy(update={"run_id": run_id})
+        self._redis.set(steer_key(run_id), stored.model_dump_json(), ex=_STATE_TTL_S)
 
     def _claim(self, run_id: str, serial: str) -> None:
         """Mark ``serial`` as driven by a person of ``run_id`` (the key input checks read)."""

@@ -1,9 +1,9 @@
 """Live screens: each watched phone's frames, captured once and sent to every watcher.
 
-    watcher (WebSocket) -> LiveScreens.watch(serial) -> FrameSource: a thread per watched phone
-        screenshot (raw framebuffer) -> JPEG at most 540 px wide -> every watcher's queue
-        at most ``api.live_fps`` frames a second; an unchanged screen is sent again only every
-        2 s; an input (``note_input``) wakes the thread at once
+    watcher (WebSocket) -> LiveScreens.watch(serial) -> FrameSource: a loop per watched phone
+        screenshots (raw framebuffer, two in flight) -> JPEG at most 540 px wide -> every
+        watcher's queue; at most ``api.live_fps`` screenshots a second; an unchanged screen is
+        sent again only every 2 s; an input (``note_input``) starts a screenshot at once
 
 Every frame carries the phone's input counter as it was *before* the frame was
 taken, so a page that sent input number ``n`` knows the first frame with
@@ -19,9 +19,10 @@ import logging
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 
 from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceError
@@ -64,17 +65,27 @@ class Watcher:
 
 
 class FrameSource:
-    """The capture thread of one phone."""
+    """The capture loop of one phone: up to two screenshots in flight, the newest frame wins.
 
-    def __init__(self, serial: str, driver: AdbDriver, interval_s: float) -> None:
+    A screenshot costs the phone most of the time (rendering and sending 10 MB of raw pixels);
+    a second request in flight overlaps the transfer and the JPEG encoding of one frame with
+    the next, and an input starts a fresh screenshot at once instead of waiting for the one
+    already under way (which was taken before the input, so it cannot show it).
+    """
+
+    def __init__(self, serial: str, open_driver: Callable[[], AdbDriver], interval_s: float,
+                 in_flight: int = 2) -> None:
         self.serial = serial
-        self._driver = driver
+        self._open_driver = open_driver
         self._interval_s = interval_s
+        self._in_flight = in_flight
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix=f"shot-{serial}")
         self.inputs = 0
         self.frames_sent = 0
 
@@ -102,19 +113,35 @@ class FrameSource:
     def close(self) -> None:
         self._closed = True
         self._wake.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _shoot(self, inputs: int) -> Frame | None:
+        """One screenshot as a frame (in a pool thread, with that thread's own driver)."""
+        driver: AdbDriver | None = getattr(self._local, "driver", None)
+        if driver is None:
+            driver = self._local.driver = self._open_driver()
+        taken_at = time.time()
+        try:
+            raw = driver.screenshot()
+        except DeviceError as exc:
+            log.warning("live view of %s: %s", self.serial, exc)
+            time.sleep(1.0)
+            return None
+        return Frame(seq=0, inputs=inputs, jpeg=encode_jpeg(raw), width=raw.width,
+                     height=raw.height, taken_at=taken_at)
 
     def _run(self) -> None:
+        flying: deque[Future[Frame | None]] = deque()
+        last_start, started_inputs = 0.0, -1
         last_crc: int | None = None
-        last_inputs = -1
-        last_sent = 0.0
-        seq = 0
+        last_sent, last_inputs, seq = 0.0, -1, 0
         idle_since: float | None = None
         while not self._closed:
             with self._lock:
                 watchers = list(self._watchers)
                 inputs = self.inputs
             now = time.monotonic()
-            if not watchers:
+            if not watchers and not flying:
                 idle_since = idle_since or now
                 if now - idle_since > _LINGER_S:
                     with self._lock:
@@ -125,29 +152,33 @@ class FrameSource:
                 self._wake.clear()
                 continue
             idle_since = None
-            self._wake.clear()
-            taken_at = time.time()
-            try:
-                raw = self._driver.screenshot()
-            except DeviceError as exc:
-                log.warning("live view of %s: %s", self.serial, exc)
-                self._wake.wait(1.0)
-                continue
-            jpeg = encode_jpeg(raw)
-            crc = zlib.crc32(jpeg)
-            if crc != last_crc or inputs != last_inputs or now - last_sent >= _REPEAT_S:
+            due = now - last_start >= self._interval_s or inputs != started_inputs
+            if watchers and due and len(flying) < self._in_flight:
+                future = self._pool.submit(self._shoot, inputs)
+                future.add_done_callback(lambda _: self._wake.set())
+                flying.append(future)
+                last_start, started_inputs = now, inputs
+            while flying and flying[0].done():
+                frame = flying.popleft().result()
+                if frame is None:
+                    continue
+                crc = zlib.crc32(frame.jpeg)
+                if crc == last_crc and frame.inputs == last_inputs and now - last_sent < _REPEAT_S:
+                    continue  # the same screen again: the page has it
                 seq += 1
-                frame = Frame(seq=seq, inputs=inputs, jpeg=jpeg, width=raw.width,
-                              height=raw.height, taken_at=taken_at)
-                for watcher in watchers:
-                    try:
-                        watcher.loop.call_soon_threadsafe(watcher.offer, frame)
-                    except RuntimeError:
-                        self.remove(watcher)  # its event loop has closed
-                self.frames_sent += 1
-                last_crc, last_inputs, last_sent = crc, inputs, now
-            elapsed = time.monotonic() - now
-            self._wake.wait(max(0.0, self._interval_s - elapsed))
+                self._send(replace(frame, seq=seq), watchers)
+                last_crc, last_inputs, last_sent = crc, frame.inputs, now
+            wait = max(0.0, last_start + self._interval_s - time.monotonic())
+            self._wake.wait(wait if len(flying) < self._in_flight else 1.0)
+            self._wake.clear()
+
+    def _send(self, frame: Frame, watchers: list[Watcher]) -> None:
+        for watcher in watchers:
+            try:
+                watcher.loop.call_soon_threadsafe(watcher.offer, frame)
+            except RuntimeError:
+                self.remove(watcher)  # its event loop has closed
+        self.frames_sent += 1
 
 
 class LiveScreens:
@@ -179,8 +210,11 @@ class LiveScreens:
         if found is not None:
             return found
         info = self._registry.info(serial)
-        created = FrameSource(serial, AdbDriver(serial, host=info.adb_host, port=info.adb_port,
-                                                timeout_s=10.0), self._interval_s)
+
+        def open_driver() -> AdbDriver:
+            return AdbDriver(serial, host=info.adb_host, port=info.adb_port, timeout_s=10.0)
+
+        created = FrameSource(serial, open_driver, self._interval_s)
         with self._lock:
             return self._sources.setdefault(serial, created)
 

@@ -163,7 +163,9 @@ def test_ask_watch_take_over_a_login_pause_and_read_the_cited_report(
         assert target is not None and target.startswith("#hl-")
         cite.click()
         expect(report.locator(target)).to_be_visible()
-        _shot(page, "07-report", full=True)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#report").screenshot(path=str(ARTIFACTS / "07-cited-report.png"))
+        _shot(page, "08-run-page", full=True)
         log = page.locator("#event-log").inner_text()
         assert email not in log and secret not in log
         assert not errors, errors

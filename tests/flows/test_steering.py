@@ -136,7 +136,7 @@ def test_input_waits_until_the_loop_has_handed_the_phone_over(rig: Rig) -> None:
     with pytest.raises(SteeringConflict, match="has not handed phone"):
         rig.steering.check_input(LOOP, "browser a")
     rig.loop_acknowledges(ControlKind.TAKE_OVER)
-    assert rig.steering.check_input(LOOP, "browser a").ready
+    assert rig.steering.check_input(LOOP, "browser a").serial == LOOP
 
 
 def test_a_loop_that_went_on_by_itself_reads_as_auto(rig: Rig) -> None:

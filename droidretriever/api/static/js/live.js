@@ -17,7 +17,7 @@ export class LiveScreen {
     this.node = h("div", { class: "live" }, this.frame, this.stats);
     this.serial = null;
     this.size = { width: 1080, height: 2340 };
-    this.metrics = { frames: [], taps: [], lastFrame: null };
+    this.metrics = { frames: [], taps: [], posts: [], lastFrame: null };
     this.pending = []; // inputs sent and not yet seen in a frame: {inputs, sentAt}
     this.takeover = false;
     this.header = null;
@@ -167,6 +167,7 @@ export class LiveScreen {
     const sentAt = performance.now();
     try {
       const reply = await api.post(`/devices/${encodeURIComponent(this.serial)}/input`, input);
+      this.metrics.posts.push(performance.now() - sentAt);
       const last = this.metrics.lastShown;
       if (last && last.inputs >= reply.inputs) this.metrics.taps.push(last.at - sentAt); // came first
       else this.pending.push({ inputs: reply.inputs, sentAt });
