@@ -22,9 +22,7 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -38,6 +36,7 @@ from typing import Any
 import httpx
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.services import throwaway_redis
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from deploy.local import SeaweedService, read_api_token
 from device_farm.adb_client import list_adb_devices
@@ -87,14 +86,14 @@ class Stack:
 @contextmanager
 def api_stack(state: Path) -> Iterator[Stack]:
     """Redis, S3, Prefect (harness), one virtual phone in its registry, the runner and the API."""
+    with throwaway_redis() as redis_url:
+        yield from _api_stack(state, redis_url)
+
+
+def _api_stack(state: Path, redis_url: str) -> Iterator[Stack]:
     from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
 
-    redis_port = free_port()
-    redis = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port",
-                              str(redis_port), "--save", "", "--appendonly", "no"],
-                             stdout=subprocess.DEVNULL)
-    wait_for_port(redis_port)
     s3 = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-bench")
     weed = SeaweedService(load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7))))
     weed.start()
@@ -109,7 +108,7 @@ def api_stack(state: Path) -> Iterator[Stack]:
         serial = _wait_until(lambda: next((e.serial for e in list_adb_devices("127.0.0.1", sim_port)
                                            if e.state == "device"), None), 60, "the virtual phone")
         with prefect_test_harness(server_startup_timeout=90):
-            env = {"DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{redis_port}/0",
+            env = {"DROIDRETRIEVER_REDIS__URL": redis_url,
                    "DROIDRETRIEVER_STATE_DIR": str(state),
                    "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
                    "DROIDRETRIEVER_S3__BUCKET": s3.bucket,
@@ -134,8 +133,6 @@ def api_stack(state: Path) -> Iterator[Stack]:
     finally:
         stop_processes(records)
         weed.stop()
-        redis.terminate()
-        redis.wait(timeout=10)
 
 
 def _answers(url: str) -> bool:

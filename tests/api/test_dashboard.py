@@ -91,6 +91,7 @@ def test_ask_watch_take_over_a_login_pause_and_read_the_cited_report(
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         page.goto(api_stack.login_link())
+        expect(page.locator("#question")).to_be_visible()  # the dashboard's script is running
         page.locator("#alerts").click()  # a person's click: the page may ring and notify
         expect(page.locator("#alerts")).to_have_text("◉ alerts on")
         page.locator("#question").fill("What is my latest email in Gmail?")

@@ -54,7 +54,8 @@ function notify(entry) {
   }));
 }
 
-function settled(entry) {
+// A pause someone answered or is answering: its toast has said what it had to say.
+export function settled(entry) {
   const note = open.get(entry.flow_run_id);
   if (note) note.remove();
   open.delete(entry.flow_run_id);

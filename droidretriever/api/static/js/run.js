@@ -1,5 +1,6 @@
 // One run: plan and checklist, exploration map, live screen with the next action and takeover,
 // the intervention buttons, the pause banner, the event log and, at the end, the cited report.
+import { settled } from "./alerts.js";
 import { api, follow } from "./api.js";
 import { LiveScreen } from "./live.js";
 import { ExplorationMap } from "./map.js";
@@ -52,6 +53,7 @@ export function showRun(page, runId, params) {
   async function command(action, extra = {}) {
     try {
       state.steering = await api.post(`/runs/${runId}/control`, { action, ...extra });
+      if (state.steering.mode === "takeover") state.steering.waiting.forEach(settled);
       renderSteering();
     } catch (error) {
       showError(error);
