@@ -436,10 +436,13 @@ API as processes, one virtual phone (zero latency, 1080x2340), Debian's headless
 | POST /runs answered (manifest + Prefect flow run) | {summarize_ms(start['answer'])} | |
 | POST /runs -> the runner's flow publishes run_started | {summarize_ms(start['started'])} | |
 
-Live frames are JPEG, 540 px wide (about 50 KB), taken by one capture thread per watched phone
-and sent to every viewer over a WebSocket; an input wakes the thread at once. The start latency
-is the runner's poll (1 s) plus a new flow process (`python -m prefect.engine`) importing the
-project: the price of runs that outlive the browser and show in the Prefect UI.
+Live frames are JPEG, 540 px wide (about 50 KB), from one capture loop per watched phone with
+two screenshots in flight, sent to every viewer over a WebSocket; an input starts a screenshot at
+once. The phone's own screenshot (the row beside it: the virtual phone renders and sends 10 MB of
+raw pixels) is what bounds the frame rate: the median gap between frames is about one
+screenshot, the mean rate falls below it when the host stalls. The start latency is the runner's
+poll (1 s) plus a new flow process (`python -m prefect.engine`) importing the project: the price
+of runs that outlive the browser and show in the Prefect UI.
 
 {_plot(events, live.taps)}
 """
