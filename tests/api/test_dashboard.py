@@ -24,6 +24,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from tests.api.conftest import GMAIL
+from tests.inference.test_asr import speak
 from tests.support.api import ApiStack
 from tests.support.phone import find_on_screen
 
@@ -173,3 +174,55 @@ def test_ask_watch_take_over_a_login_pause_and_read_the_cited_report(
     finally:
         for serial in sim.serials:
             sim.control.set_logged_in(serial, GMAIL, True)
+
+
+def test_a_spoken_question_is_heard_corrected_and_asked(api_stack: ApiStack, tmp_path: Path) -> None:
+    """Chromium's fake microphone plays an espeak recording; the page records it as WAV, shows
+    what the offline engine heard (and says it is rough), the person corrects it and asks."""
+    recording = tmp_path / "question.wav"
+    speak("Which permissions does Meituan have?", recording)
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
+            args=[*CHROMIUM_ARGS, "--use-fake-ui-for-media-stream",
+                  "--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={recording}"])
+        context.grant_permissions(["microphone"], origin=api_stack.base)
+        page = context.new_page()
+        page.on("dialog", lambda dialog: dialog.accept())
+        try:
+            page.goto(api_stack.login_link())
+            expect(page.locator("#question")).to_be_visible()
+            page.locator("#record").click()
+            expect(page.locator("#record")).to_have_text("■ stop")
+            page.wait_for_timeout(3500)
+            page.locator("#record").click()
+            heard = page.locator("#heard")
+            expect(heard).to_contain_text("Heard:", timeout=60_000)
+            expect(heard).to_contain_text("pocketsphinx")
+            expect(heard.locator(".pill")).to_have_text("offline engine: low accuracy")
+            said = page.locator("#heard-text").inner_text()
+            assert said and page.locator("#question").input_value() == said
+            page.locator("#question").fill("Which permissions does Meituan have?")
+            page.locator("#ask").click()
+            page.wait_for_url("**/#/runs/run-*")
+            expect(page.locator("#run-heard")).to_contain_text(said)
+            expect(page.locator("#run-heard")).to_contain_text(
+                "corrected to “Which permissions does Meituan have?”")
+            _shot(page, "09-heard-and-corrected")
+            page.locator("#do-stop").click(timeout=60_000)  # no need to run it through
+            expect(page.locator("#run-status")).to_contain_text("stopped", timeout=120_000)
+            # The run is in the list of runs, and a subscription can be made from a question.
+            page.locator("nav a[data-page=runs]").click()
+            expect(page.locator("table.runs tbody tr").first).to_contain_text(
+                "Which permissions does Meituan have?")
+            page.locator("nav a[data-page=subscriptions]").click()
+            page.locator("#sub-question").fill("Big Mac price on Ele.me")
+            page.locator("form.row button[type=submit]").click()
+            row = page.locator("tbody tr", has_text="Big Mac price on Ele.me")
+            expect(row).to_contain_text("every 1 h")
+            row.get_by_role("button", name="pause").click()
+            expect(row).to_contain_text("paused")
+            row.get_by_role("button", name="delete").click()
+            expect(row).to_have_count(0)
+        finally:
+            context.close()
