@@ -115,7 +115,6 @@ class NavigationTry:
             elements_digest=digest_elements(screen), evaluation=evaluation,
             tokens=verdict.usage, intervention=self.run.intervened,
         )
-        self.run.intervened = False
         if evaluation.risk:
             self.run.record(base.model_copy(update={"timings": StepTimings(
                 observe_ms=observe_ms, perceive_ms=perceive_ms,

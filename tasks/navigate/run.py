@@ -61,9 +61,15 @@ class SubTaskRun:
         self.copilot.events.publish(event)
 
     def record(self, step: StepRecord) -> None:
-        """Keep ``step`` for the trace and publish it."""
+        """Keep ``step`` for the trace and publish it.
+
+        The intervention marker holds until a step is recorded: a step that ends the try
+        before it is recorded (no policy knew what to do) does not swallow it.
+        """
         self.steps.append(step)
         self.publish(RunEventKind.STEP, step.policy, step=step)
+        if step.intervention:
+            self.intervened = False
 
     def count_captures(self, source: CaptureSource) -> int:
         """How many captures of ``source`` (auto / user) this run holds."""

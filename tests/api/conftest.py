@@ -20,6 +20,13 @@ from tests.support.farm import FarmProcesses, farm_env, run_farm
 from tests.support.webhook import Webhook
 
 GMAIL = "com.google.android.gm"
+
+
+def log_gmail_out(stack: ApiStack) -> None:
+    """Every phone as it booted (no text left in a field by an earlier test), Gmail logged out."""
+    for serial in stack.farm.sim.serials:
+        stack.farm.sim.control.reset("boot", serial)
+        stack.farm.sim.control.set_logged_in(serial, GMAIL, False)
 CONFIRM_WINDOW_S = "1.0"  # long enough to see (and cancel) a planned action, short enough to run
 
 

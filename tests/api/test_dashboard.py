@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
-from tests.api.conftest import GMAIL
+from tests.api.conftest import GMAIL, log_gmail_out
 from tests.inference.test_asr import speak
 from tests.support.api import ApiStack
 from tests.support.phone import find_on_screen
@@ -84,8 +84,7 @@ def test_ask_watch_take_over_a_login_pause_and_read_the_cited_report(
     api_stack: ApiStack, browser: BrowserContext,
 ) -> None:
     sim = api_stack.farm.sim
-    for serial in sim.serials:
-        sim.control.set_logged_in(serial, GMAIL, False)
+    log_gmail_out(api_stack)
     email, secret = f"dr-{secrets.token_hex(3)}@example.com", f"pw-{secrets.token_hex(5)}"
     page = browser.new_page()
     errors: list[str] = []

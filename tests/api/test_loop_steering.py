@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 
 def test_pause_take_over_save_the_screen_and_back_to_auto(api_stack: ApiStack) -> None:
+    api_stack.farm.sim.control.reset("boot")  # as booted, whatever earlier tests left
     with api_stack.browser_client() as person, api_stack.client() as program:
         run_id = person.post("/runs", json={"text": "Which permissions does Meituan have?"}
                              ).json()["run_id"]
@@ -60,4 +61,6 @@ def test_pause_take_over_save_the_screen_and_back_to_auto(api_stack: ApiStack) -
     assert [e["message"] for e in person_steps] == ["tap at (540, 10)"]
     after = [e for e in events[kinds.index("resumed"):] if e["kind"] == "step"
              and e["step"]["policy"] != "user"]
-    assert after and after[0]["step"]["intervention"] is True  # the loop marks where a person was
+    # The loop marks where a person was: the first step it records after them (here after a
+    # try that found the notification shade the person's tap had opened, and started again).
+    assert after and after[0]["step"]["intervention"] is True

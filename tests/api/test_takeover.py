@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from storage import open_object_store
-from tests.api.conftest import GMAIL
+from tests.api.conftest import GMAIL, log_gmail_out
 from tests.support.api import ApiStack, read_events, wait_for_event
 from tests.support.farm import wait_until
 from tests.support.phone import find_on_screen
@@ -56,8 +56,7 @@ def _tap(person: httpx.Client, stack: ApiStack, serial: str, wanted: Any, what: 
 @pytest.fixture(scope="module")
 def story(api_stack: ApiStack) -> Iterator[TakeoverStory]:
     sim = api_stack.farm.sim
-    for serial in sim.serials:
-        sim.control.set_logged_in(serial, GMAIL, False)
+    log_gmail_out(api_stack)
     try:
         with api_stack.browser_client() as person, api_stack.browser_client() as other, \
                 api_stack.client() as program:
