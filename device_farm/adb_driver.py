@@ -20,7 +20,7 @@ from device_farm.adb_shell import PhoneShell
 from device_farm.driver import plan_scroll
 from device_farm.errors import DeviceCommandFailed, InputNotApplied
 from device_farm.models import DeviceObservation, Key, ObserveTimings, TextEntry
-from device_farm.screencap import decode_raw_screencap, encode_png
+from device_farm.screencap import RawFrame, decode_raw_screencap, encode_png
 from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["ADB_KEYBOARD_IME", "AdbDriver"]
@@ -98,6 +98,21 @@ class AdbDriver:
             serial=self._serial, package=package, activity=activity, width=width,
             height=height, screenshot_png=png, hierarchy_xml=xml, timings=timings,
         )
+
+    def screenshot(self) -> RawFrame:
+        """The raw framebuffer, no hierarchy and no PNG: what a live view needs, fast."""
+        raw = self._shell.run("screencap", "screenshot")
+        try:
+            return decode_raw_screencap(raw)
+        except ValueError as exc:
+            raise DeviceCommandFailed(
+                f"{self._serial}: screenshot unreadable: {exc}", serial=self._serial,
+                hint="the phone may be locked or showing a secure window; try wake_and_unlock",
+            ) from exc
+
+    def screenshot_png(self) -> bytes:
+        """A screenshot as PNG, without the hierarchy or focus of :meth:`observe`."""
+        return self._capture_png()[0]
 
     def _timed_focus(self) -> tuple[tuple[str, str], float]:
         started = time.perf_counter()

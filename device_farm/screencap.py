@@ -13,7 +13,7 @@ import struct
 import cv2
 import numpy as np
 
-__all__ = ["RawFrame", "decode_raw_screencap", "encode_png"]
+__all__ = ["RawFrame", "decode_raw_screencap", "encode_jpeg", "encode_png"]
 
 _PIXEL_FORMAT_RGBA_8888 = 1
 _PIXEL_FORMAT_RGBX_8888 = 2
@@ -65,4 +65,21 @@ def encode_png(frame: RawFrame, compression: int = 1) -> bytes:
     ])
     if not ok:
         raise ValueError(f"PNG encoding of a {frame.width}x{frame.height} frame failed")
+    return buffer.tobytes()
+
+
+def encode_jpeg(frame: RawFrame, max_width: int = 540, quality: int = 70) -> bytes:
+    """JPEG bytes, scaled down to ``max_width`` (aspect kept): a live view's frame.
+
+    Scaled first, then converted, so the colour conversion touches a quarter of the
+    pixels: a few milliseconds for a 1080x2340 screen, far below a screenshot's cost.
+    """
+    pixels = frame.pixels
+    if frame.width > max_width:
+        height = max(1, round(frame.height * max_width / frame.width))
+        pixels = cv2.resize(pixels, (max_width, height), interpolation=cv2.INTER_AREA)
+    ok, buffer = cv2.imencode(".jpg", cv2.cvtColor(pixels, cv2.COLOR_RGBA2BGR),
+                              [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        raise ValueError(f"JPEG encoding of a {frame.width}x{frame.height} frame failed")
     return buffer.tobytes()

@@ -56,6 +56,7 @@ __all__ = [
     "ENV_PREFIX",
     "LOOPBACK_HOSTS",
     "MAX_PIXELS",
+    "ApiSettings",
     "BudgetSettings",
     "FarmSettings",
     "LLMEndpoint",
@@ -392,6 +393,33 @@ class SubscriptionSettings(_Section):
     webhook_check: bool = True
 
 
+class ApiSettings(_Section):
+    """The HTTP API and dashboard (droidretriever/api), and who hears about pauses."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8700, gt=0, lt=65536)
+    # Where people reach the dashboard (links in notifications); default http://host:port.
+    public_url: AnyHttpUrl | None = None
+    session_ttl_s: float = Field(default=8 * 3600.0, ge=60.0, le=7 * 24 * 3600.0)
+    login_code_ttl_s: float = Field(default=120.0, ge=10.0, le=3600.0)
+    # POSTed (JSON: app, reason, run, dashboard link) whenever a run starts waiting for a person.
+    pause_webhook: AnyHttpUrl | None = None
+    # Browser origins allowed to call the API from other sites; empty = no CORS at all.
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    max_audio_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024)
+    concurrent_runs: int = Field(default=4, ge=1, le=64)  # runs the runner executes at once
+    live_fps: float = Field(default=15.0, gt=0.0, le=60.0)  # live screen frames per second, at most
+
+    @property
+    def base_url(self) -> str:
+        """The dashboard's URL, without a trailing slash."""
+        if self.public_url is not None:
+            return str(self.public_url).rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
 class Settings(BaseSettings):
     """Everything DroidRetriever reads from its environment."""
 
@@ -416,6 +444,7 @@ class Settings(BaseSettings):
     farm: FarmSettings = FarmSettings()
     stack: StackSettings = StackSettings()
     subscriptions: SubscriptionSettings = SubscriptionSettings()
+    api: ApiSettings = ApiSettings()
     api_token: SecretStr | None = None
 
     @classmethod

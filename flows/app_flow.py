@@ -17,8 +17,10 @@ answered).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import httpx
+import redis
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.exceptions import FlowPauseTimeout, PrefectException
@@ -41,9 +43,11 @@ from flows.dispatch import LeaseKeeper, navigate_subtask
 from flows.errors import AttemptFailedError
 from flows.keys import waiting_key
 from flows.models import AppOutcome, PersonInput
+from flows.pause_queue import PauseEntry, PauseNotice, PauseQueue, post_pause_webhook
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
+from storage import StorageError
 
 __all__ = ["run_app"]
 
@@ -106,17 +110,17 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
         services.publish(run_id, RunEventKind.RESUMED, subtask_id=subtask.id,
                          message=answer.note or "a person finished on the phone")
         _set_run_status(services, run_id, RunStatus.RUNNING)
-        result = _navigate(services, run_id, subtask, navigate_task, serial)
+        result = _navigate(services, run_id, subtask, navigate_task, serial, resumed=pauses)
     return result
 
 
 def _navigate(services: FlowServices, run_id: str, subtask: SubTask, navigate_task: str,
-              device: str | None) -> SubTaskResult:
+              device: str | None, *, resumed: int = 0) -> SubTaskResult:
     """One sub-task through Prefect (retries with tips) and Celery; failures become results."""
     retries = max(0, services.settings.budgets.retries - 1)
     try:
         return navigate_subtask.with_options(retries=retries)(
-            run_id, subtask, navigate_task, device=device)
+            run_id, subtask, navigate_task, device=device, resumed=resumed)
     except AttemptFailedError as exc:
         return exc.result  # every try failed; the last one's reason is the report's
     except DeviceError as exc:
@@ -149,21 +153,60 @@ def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtas
     flow_run_id = current_flow_run_id()
     add_flow_run_tags(flow_run_id, [f"device:{serial}"])  # the phone a person should pick up
     ttl_s = services.settings.farm.lease_ttl_s
-    # The beacon tells `resume` that this process still waits here (flows/pauses.py).
+    entry = PauseEntry(flow_run_id=str(flow_run_id), run_id=run_id, subtask_id=subtask.id,
+                       app_label=app_label, package=subtask.package, serial=serial, reason=why,
+                       category=result.risk_category, question=_question(services, run_id),
+                       timeout_s=timeout_s)
+    # The beacon tells `resume` and the pause queue that this process still waits here.
     with LeaseKeeper(services.registry.leases, serial, run_id, ttl_s), \
             Beacon(services.redis, waiting_key(flow_run_id) if flow_run_id else None, run_id,
                    ttl_s):
+        outcome = "timed out"
+        _announce_pause(services, entry, flow_run_id is not None)
         try:
-            return pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
-                                  poll_interval=_PAUSE_POLL_S,
-                                  key=artifact_key(subtask.id, f"pause{pauses}"))
+            answer: PersonInput = pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
+                                                 poll_interval=_PAUSE_POLL_S,
+                                                 key=artifact_key(subtask.id, f"pause{pauses}"))
+            outcome = answer.action
+            return answer
         except (FlowPauseTimeout, RuntimeError) as exc:  # timed out, or Prefect refused
             log.warning("pause of %s ended without a person: %s", subtask.id, exc)
+        finally:
+            if flow_run_id is not None:
+                _quietly(lambda: PauseQueue(services.redis).close(entry.flow_run_id, outcome))
     # Released only once the keeper has stopped renewing it.
     _reclaim_running_state()
     services.registry.leases.release(serial, run_id)
     _set_run_status(services, run_id, RunStatus.RUNNING)
     return None
+
+
+def _question(services: FlowServices, run_id: str) -> str:
+    try:
+        return services.manifests.read(run_id).query.text
+    except StorageError:
+        return ""
+
+
+def _announce_pause(services: FlowServices, entry: PauseEntry, queued: bool) -> None:
+    """Put the pause in the farm's queue and call the pause webhook; neither may fail the run."""
+    if queued:
+        _quietly(lambda: PauseQueue(services.redis).open(entry))
+    webhook = services.settings.api.pause_webhook
+    if webhook is not None:
+        post_pause_webhook(str(webhook), PauseNotice(
+            app=entry.app_label, reason=entry.reason, category=entry.category,
+            run_id=entry.run_id, question=entry.question, phone=entry.serial,
+            dashboard=f"{services.settings.api.base_url}/#/runs/{entry.run_id}",
+            since=entry.since))
+
+
+def _quietly(write: Callable[[], None]) -> None:
+    """Queue bookkeeping is for live views: a Redis hiccup is logged, the pause goes on."""
+    try:
+        write()
+    except redis.RedisError as exc:
+        log.warning("could not update the pause queue: %s", exc)
 
 
 def _reclaim_running_state() -> None:

@@ -90,14 +90,19 @@ def retry_failed_attempts(task: Task[..., object], task_run: TaskRun, state: Sta
     retry_delay_seconds=0,
 )
 def navigate_subtask(run_id: str, subtask: SubTask, navigate_task: str,
-                     device: str | None = None) -> SubTaskResult:
-    """Send the sub-task to a phone with its app (or to ``device``) and wait for the result."""
+                     device: str | None = None, resumed: int = 0) -> SubTaskResult:
+    """Send the sub-task to a phone with its app (or to ``device``) and wait for the result.
+
+    ``resumed``: how often a person has had the phone for it (pauses continued); after one,
+    the first try goes on from the screen they left instead of restarting the app.
+    """
     services = open_services(load_settings())
     context = TaskRunContext.get()
     attempt = max(1, context.task_run.run_count) if context and context.task_run else 1
     tries = services.settings.budgets.retries
     request = NavigateRequest(run_id=run_id, subtask=subtask, delivery=attempt,
-                              tips=_tips(services.redis, run_id, subtask.id) if attempt > 1 else ())
+                              tips=_tips(services.redis, run_id, subtask.id) if attempt > 1 else (),
+                              resumed=resumed)
     if device is not None:
         pending = services.farm.send_to_device(navigate_task, device, request, SubTaskResult)
     else:

@@ -10,6 +10,7 @@
           +-- RunFailedError           a run ended failed; says why (the flow's own faults)
           +-- RunNotPausedError        resume asked for a run that waits for nobody
           +-- RunOrphanedError         resume asked for a run whose process has ended
+          +-- SteeringConflict         a person's command does not fit the run's state now (409)
           +-- SubscriptionError        a subscription is unknown or cannot be scheduled
           +-- NotifierError            a change summary could not be delivered
 
@@ -32,6 +33,7 @@ __all__ = [
     "RunFailedError",
     "RunNotPausedError",
     "RunOrphanedError",
+    "SteeringConflict",
     "SubscriptionError",
 ]
 
@@ -83,3 +85,7 @@ class SubscriptionError(FlowError):
 
 class NotifierError(FlowError):
     """A notifier could not deliver a change summary."""
+
+
+class SteeringConflict(FlowError):  # noqa: N818  (reads as what it is: a conflict, HTTP 409)
+    """A person's command does not fit the run's state now; the message says why."""

@@ -12,7 +12,7 @@ from typing import Literal, Self
 from prefect.input import RunInput
 from pydantic import Field, model_validator
 
-from droidretriever.models import Frozen, PageMode, Report, RiskCategory, SubTaskResult
+from droidretriever.models import Frozen, Heard, PageMode, Report, RiskCategory, SubTaskResult
 
 __all__ = ["AppOutcome", "CrashedRun", "PersonInput", "RetrieveRequest", "RunOutcome"]
 
@@ -23,6 +23,9 @@ class RetrieveRequest(Frozen):
 
     text: str | None = Field(default=None, max_length=2000)
     audio_key: str | None = None  # object-store key of a recording (WAV for pocketsphinx)
+    # What was heard in the recording when the caller transcribed it already and a person
+    # corrected ``text`` (the dashboard, ``ask --audio``): the recording is not heard again.
+    heard: Heard | None = None
     apps: tuple[str, ...] = ()
     mode: PageMode | None = None
     browsing_limit: int = Field(default=3, ge=1, le=20)

@@ -13,6 +13,7 @@ only; sub-flows report back to it through :class:`~flows.runtime.FlowServices`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NoReturn
 from uuid import UUID
 
 import httpx
@@ -26,6 +27,7 @@ from droidretriever.config import load_settings
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import (
     Edge,
+    Heard,
     Plan,
     Query,
     RunEventKind,
@@ -74,17 +76,20 @@ def _run_name() -> str:
 
 @task(name="transcribe", cache_policy=NO_CACHE, retries=1)
 def transcribe_task(request: RetrieveRequest) -> Query:
-    """The question as text: typed, or transcribed from the stored recording."""
-    if request.audio_key is None:
+    """The question as text: typed, corrected from what was heard, or transcribed now."""
+    if request.audio_key is None or (request.heard is not None and request.text):
         return Query(text=request.text or "", apps=request.apps, mode=request.mode,
-                     browsing_limit=request.browsing_limit)
+                     browsing_limit=request.browsing_limit, audio_key=request.audio_key,
+                     heard=request.heard)
     services = open_services(load_settings())
     transcript = transcribe_recording(services.settings, services.store, request.audio_key)
     if not transcript.text.strip():
         raise FlowError("nothing could be heard in the recording",
                         hint="record again closer to the microphone, or type the question")
+    heard = Heard(text=transcript.text, engine=transcript.backend,
+                  low_accuracy=transcript.low_accuracy)
     return Query(text=transcript.text, apps=request.apps, mode=request.mode,
-                 browsing_limit=request.browsing_limit, audio_key=request.audio_key)
+                 browsing_limit=request.browsing_limit, audio_key=request.audio_key, heard=heard)
 
 
 @task(name="decompose", cache_policy=NO_CACHE, retries=1)
@@ -98,7 +103,9 @@ def decompose_task(query: Query) -> Plan:
     plan = plan_query(services.settings, query, installed)
     if not plan.subtasks:
         notes = "; ".join(n for n in plan.notes[-2:] if not n.startswith("no installed app"))
-        raise NoAppsError("no installed app fits the question" + (f" ({notes})" if notes else ""),
+        heard = f" heard as “{query.heard.text}”" if query.heard is not None else ""
+        raise NoAppsError(f"no installed app fits the question{heard}" +
+                          (f" ({notes})" if notes else ""),
                           hint="name the app in the question, or use --apps with an installed app")
     return plan
 
@@ -219,7 +226,10 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
 
 def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
             flow_run_id: UUID | None) -> RunOutcome:
-    query = transcribe_task(request)
+    try:
+        query = transcribe_task(request)
+    except Exception as exc:  # nothing heard, the recording gone: the run ends, saying why
+        _fail(services, run_id, exc)
     services.start_manifest(RunManifest(
         run_id=run_id, query=query, status=RunStatus.RUNNING,
         prefect_flow_run_id=str(flow_run_id) if flow_run_id else None))
@@ -243,15 +253,7 @@ def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
         stopped = is_stop_requested(services.redis, run_id)
         outcome = synthesize_task(run_id, plan, results, stopped)
     except Exception as exc:
-        message = str(exc) if isinstance(exc, DroidRetrieverError) else f"{type(exc).__name__}: {exc}"
-        services.end_run(run_id, RunStatus.FAILED, message)
-        if isinstance(exc, DroidRetrieverError):
-            raise
-        # A foreign error (the Prefect API gone for longer than its clients wait, a bug):
-        # the person gets one line; the traceback stays in the Prefect UI and --debug.
-        raise RunFailedError(f"run {run_id} failed: {message}",
-                             hint="see `droidretriever status` and the run in the Prefect UI; "
-                                  "ask again once every service is healthy") from exc
+        _fail(services, run_id, exc)
     services.update_manifest(run_id, lambda m: m.model_copy(update={
         "status": RunStatus.STOPPED if stopped else RunStatus.COMPLETED,
         "report_key": outcome.markdown_key, "tokens": outcome.report.tokens,
@@ -275,6 +277,19 @@ def app_start_delays(window_s: float) -> list[float]:
     while sum(delays) * (1 - _JITTER) < window_s:
         delays.append(min(_START_DELAY_CAP_S, 2.0 ** (len(delays) + 1)))
     return delays
+
+
+def _fail(services: FlowServices, run_id: str, exc: Exception) -> NoReturn:
+    """End the run failed (manifest and events say why) and raise one line for the person."""
+    message = str(exc) if isinstance(exc, DroidRetrieverError) else f"{type(exc).__name__}: {exc}"
+    services.end_run(run_id, RunStatus.FAILED, message)
+    if isinstance(exc, DroidRetrieverError):
+        raise exc
+    # A foreign error (the Prefect API gone for longer than its clients wait, a bug):
+    # the person gets one line; the traceback stays in the Prefect UI and --debug.
+    raise RunFailedError(f"run {run_id} failed: {message}",
+                         hint="see `droidretriever status` and the run in the Prefect UI; "
+                              "ask again once every service is healthy") from exc
 
 
 def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:

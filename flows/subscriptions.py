@@ -44,9 +44,12 @@ __all__ = [
     "SubscriptionCheck",
     "SubscriptionStore",
     "check_subscription",
+    "create_subscription",
     "delete_subscription",
     "deployment_name",
+    "pause_subscription",
     "read_schedule_state",
+    "remove_subscription",
     "schedule_subscription",
     "set_subscription_paused",
     "to_deployment",
@@ -147,6 +150,10 @@ class SubscriptionStore:
         """Write (or overwrite) the record."""
         self._store.put_bytes(self.record_key(subscription.id),
                               subscription.model_dump_json(indent=2).encode(), "application/json")
+
+    def exists(self, subscription_id: str) -> bool:
+        """Whether the subscription has a record."""
+        return self._store.exists(self.record_key(subscription_id))
 
     def load(self, subscription_id: str) -> Subscription:
         """The record; SubscriptionError when there is none."""
@@ -378,3 +385,27 @@ def delete_subscription(subscription_id: str) -> None:
     except (httpx.HTTPError, PrefectException) as exc:
         raise SubscriptionError(f"cannot delete the deployment of {subscription_id}: {exc}",
                                 hint="is the Prefect server up? `droidretriever up`") from exc
+
+
+def create_subscription(store: SubscriptionStore, sub: Subscription) -> UUID:
+    """Schedule ``sub`` on Prefect, then keep its record; returns the deployment id."""
+    deployment_id = schedule_subscription(sub)
+    store.save(sub)
+    return deployment_id
+
+
+def pause_subscription(store: SubscriptionStore, subscription_id: str,
+                       paused: bool) -> Subscription:
+    """Pause (or resume) the schedule and record it; returns the changed subscription."""
+    sub = store.load(subscription_id)
+    set_subscription_paused(subscription_id, paused)
+    changed = sub.model_copy(update={"paused": paused})
+    store.save(changed)
+    return changed
+
+
+def remove_subscription(store: SubscriptionStore, subscription_id: str) -> int:
+    """Delete the schedule, the record and every kept report; returns how many objects went."""
+    store.load(subscription_id)
+    delete_subscription(subscription_id)
+    return store.delete(subscription_id)

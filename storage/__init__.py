@@ -18,9 +18,14 @@ from storage.errors import (
     StoreAccessError,
     StoreUnavailableError,
 )
-from storage.events import RunEventPublisher, RunEventReader, iter_replay
+from storage.events import (
+    RunEventPublisher,
+    RunEventReader,
+    decode_stream_entry,
+    iter_replay,
+)
 from storage.fake import FakeObjectStore
-from storage.keys import RunKeys, route_memory_key
+from storage.keys import RunKeys, route_memory_key, stream_key
 from storage.manifests import ManifestStore
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type
 from storage.s3 import S3ObjectStore
@@ -46,9 +51,11 @@ __all__ = [
     "StorageError",
     "StoreAccessError",
     "StoreUnavailableError",
+    "decode_stream_entry",
     "guess_content_type",
     "iter_replay",
     "open_object_store",
     "read_spool_usage",
     "route_memory_key",
+    "stream_key",
 ]

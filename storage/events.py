@@ -36,6 +36,7 @@ __all__ = [
     "FLUSH_KINDS",
     "RunEventPublisher",
     "RunEventReader",
+    "decode_stream_entry",
     "iter_replay",
 ]
 
@@ -74,7 +75,8 @@ def _redis_call(what: str, operation: Callable[[], T]) -> T:
         ) from exc
 
 
-def _decode_entry(entry_id: bytes | str, fields: dict[Any, Any]) -> RunEvent:
+def decode_stream_entry(entry_id: bytes | str, fields: dict[Any, Any]) -> RunEvent:
+    """One entry of a run's stream as its event, ``seq`` from the entry id (async readers use it)."""
     ident = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     raw = fields.get(b"event", fields.get("event"))
     if raw is None:
@@ -222,7 +224,7 @@ class RunEventReader:
                 self._client.xrange(stream_key(run_id), min=f"(0-{after_seq}", count=count),
             ),
         )
-        return [_decode_entry(entry_id, fields) for entry_id, fields in entries or []]
+        return [decode_stream_entry(entry_id, fields) for entry_id, fields in entries or []]
 
     def iter_live(
         self,
@@ -242,7 +244,7 @@ class RunEventReader:
         while True:
             for _stream, entries in self._xread(run_id, last, block_ms):
                 for entry_id, fields in entries:
-                    event = _decode_entry(entry_id, fields)
+                    event = decode_stream_entry(entry_id, fields)
                     last = event.seq
                     idle_since = time.monotonic()
                     yield event

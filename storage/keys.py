@@ -84,6 +84,10 @@ class RunKeys:
     def report_html(self) -> str:
         return self.prefix + "report.html"
 
+    @property
+    def report_json(self) -> str:
+        return self.prefix + "report.json"
+
 
 def route_memory_key(package: str) -> str:
     """Where the successful routes for one app are remembered."""

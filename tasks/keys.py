@@ -1,6 +1,9 @@
 """The task layer's Redis keys, in one place.
 
-    runs:<run_id>:control                 LIST  a person's commands to the run's loop (tasks.control)
+    runs:<run_id>:control                 LIST  a person's commands to any loop of the run (tasks.control)
+    runs:<run_id>:control:<serial>        LIST  commands to the run's loop on one phone
+    runs:<run_id>:control:<serial>:ack    STR   what that loop is doing about them (ControlAck JSON)
+    runs:<run_id>:takeover:<subtask_id>   STR   counter of the screens a person visited (tasks.takeover)
     farm:synthetic:<run_id>:<subtask_id>  HASH  step -> serial of a synthetic sub-task (tasks.worker.farm_tasks)
     farm:synthetic:<run_id>:completed     LIST  synthetic sub-tasks that finished, in order
 
@@ -10,12 +13,23 @@ The farm's own keys are :mod:`device_farm.keys`; live run events are
 
 from __future__ import annotations
 
-__all__ = ["control_key", "synthetic_completions_key", "synthetic_steps_key"]
+__all__ = [
+    "control_ack_key",
+    "control_key",
+    "synthetic_completions_key",
+    "synthetic_steps_key",
+    "takeover_steps_key",
+]
 
 
-def control_key(run_id: str) -> str:
-    """The Redis list holding a run's pending commands."""
-    return f"runs:{run_id}:control"
+def control_key(run_id: str, serial: str | None = None) -> str:
+    """The Redis list of a run's pending commands: for any of its loops, or the one on ``serial``."""
+    return f"runs:{run_id}:control" if serial is None else f"runs:{run_id}:control:{serial}"
+
+
+def control_ack_key(run_id: str, serial: str) -> str:
+    """Where the run's loop on ``serial`` says what it is doing about a person's commands."""
+    return f"runs:{run_id}:control:{serial}:ack"
 
 
 def synthetic_steps_key(run_id: str, subtask_id: str) -> str:
@@ -26,3 +40,8 @@ def synthetic_steps_key(run_id: str, subtask_id: str) -> str:
 def synthetic_completions_key(run_id: str) -> str:
     """The list of a run's synthetic sub-tasks that finished (a duplicate would show)."""
     return f"farm:synthetic:{run_id}:completed"
+
+
+def takeover_steps_key(run_id: str, subtask_id: str) -> str:
+    """The counter numbering the screens a person visited while driving a sub-task's phone."""
+    return f"runs:{run_id}:takeover:{subtask_id}"

@@ -1,7 +1,8 @@
 """The embedded local stack behind ``droidretriever up | down | status``.
 
     build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService,
-                                   then SubscriptionsService once Prefect is healthy)
+                                   then SubscriptionsService, RunnerService and ApiService
+                                   once those three are healthy)
 
 New services (device farm, API server, workers) implement :class:`Service`
 (usually by subclassing :class:`ProcessService`) and join the list.
@@ -12,6 +13,12 @@ folder its owner's.
 
 from __future__ import annotations
 
+from deploy.local.api_service import (
+    ApiService,
+    RunnerService,
+    ensure_api_token,
+    read_api_token,
+)
 from deploy.local.builtin import (
     PrefectService,
     RedisService,
@@ -32,6 +39,7 @@ from deploy.local.service import (
 from deploy.local.stack import Stack, build_stack
 
 __all__ = [
+    "ApiService",
     "AuthCheck",
     "Health",
     "PidFile",
@@ -41,13 +49,16 @@ __all__ = [
     "ProcessRecord",
     "ProcessService",
     "RedisService",
+    "RunnerService",
     "SeaweedService",
     "Service",
     "ServiceStatus",
     "Stack",
     "SubscriptionsService",
     "build_stack",
+    "ensure_api_token",
     "ensure_stack_secrets",
     "is_port_free",
     "make_state_private",
+    "read_api_token",
 ]

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from deploy.errors import ServiceError, ServiceStartError
+from deploy.local.api_service import ApiService, RunnerService
 from deploy.local.builtin import (
     PrefectService,
     RedisService,
@@ -97,10 +98,10 @@ def _waves(services: Sequence[Service]) -> list[list[Service]]:
 
 
 def build_stack(settings: Settings) -> Stack:
-    """The embedded default stack: Redis, SeaweedFS S3, the Prefect server, then the service
-    that runs the subscriptions' schedules."""
+    """The embedded default stack: Redis, SeaweedFS S3, the Prefect server, then the services
+    that run the subscriptions' schedules and the dashboard's runs, and the API."""
     return Stack(
         [RedisService(settings), SeaweedService(settings), PrefectService(settings),
-         SubscriptionsService(settings)],
+         SubscriptionsService(settings), RunnerService(settings), ApiService(settings)],
         start_timeout_s=settings.stack.start_timeout_s,
     )

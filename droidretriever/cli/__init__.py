@@ -24,6 +24,7 @@ from droidretriever.text import strip_controls
 __all__ = ["app", "main", "run"]
 
 # Command modules register themselves on import (order = order in --help).
+from droidretriever.cli import api as _api  # noqa: F401
 from droidretriever.cli import ask as _ask  # noqa: F401
 from droidretriever.cli import doctor as _doctor  # noqa: F401
 from droidretriever.cli import farm as _farm  # noqa: F401

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,11 +39,8 @@ from droidretriever.cli.inputs import (
 )
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError, InputError, ServiceError
-from droidretriever.models import RunEvent, RunEventKind, new_id
+from droidretriever.models import Heard, RunEvent, RunEventKind, new_id
 from droidretriever.text import strip_controls
-
-if TYPE_CHECKING:
-    from flows.models import RetrieveRequest, RunOutcome
 
 if TYPE_CHECKING:
     from flows.models import RetrieveRequest, RunOutcome
@@ -271,6 +269,34 @@ def _sweep_crashed_runs(settings: Settings) -> None:
         notes.print(f"[dim]{escape(found.describe())}[/]", highlight=False)
 
 
+def _hear(settings: Settings, audio_key: str, recording: bytes, *,
+          interactive: bool) -> tuple[Heard, str]:
+    """Store the recording and say what was heard; on a terminal the person may correct it.
+
+    Returns what was heard and the question to ask.
+    """
+    from storage import open_object_store
+    from tasks.run_steps import transcribe_recording
+
+    store = open_object_store(settings)
+    store.put_bytes(audio_key, recording, "audio/wav")
+    with console.status("listening to the recording..."):
+        transcript = transcribe_recording(settings, store, audio_key)
+    heard = Heard(text=transcript.text.strip(), engine=transcript.backend,
+                  low_accuracy=transcript.low_accuracy)
+    label = ", offline engine: low accuracy" if heard.low_accuracy else ""
+    console.print(f"heard: “{heard.text or '(nothing)'}” ({heard.engine}{label})", highlight=False)
+    if not heard.text:
+        raise DroidRetrieverError("nothing could be heard in the recording",
+                                  hint="record again closer to the microphone, or type the question")
+    text = heard.text
+    if interactive and sys.stdin.isatty():
+        corrected = typer.prompt("Press Enter to ask this, or type the question as you said it",
+                                 default="", show_default=False).strip()
+        text = corrected or text
+    return heard, text
+
+
 @app.command()
 def ask(
     question: str = typer.Argument("", help="The question, e.g. \"Is a Big Mac cheaper on "
@@ -301,11 +327,17 @@ def ask(
     recording = check_audio(audio, settings) if audio is not None else None
     settings = _ensure_stack(settings)
     _ensure_farm(settings)
-    if recording is not None and audio_key is not None:
-        from storage import open_object_store
+    from droidretriever.cli.api import dashboard_link
 
-        open_object_store(settings).put_bytes(audio_key, recording, "audio/wav")
     try:
+        if recording is not None and audio_key is not None:
+            heard, spoken = _hear(settings, audio_key, recording, interactive=not as_json)
+            request = validated(lambda: RetrieveRequest.model_validate(
+                {**request.model_dump(), "text": question or spoken, "heard": heard},
+            ), {"text": "what was heard"})
+        dashboard = dashboard_link(settings, run_id)
+        if dashboard and not as_json:
+            console.print(f"watch and steer it: {dashboard}", highlight=False, soft_wrap=True)
         outcome = _run_retrieve(settings, request, run_id, as_json=as_json)
     except BaseException:
         if audio_key is not None:
@@ -323,6 +355,8 @@ def ask(
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)
     if outcome.flow_run_id:
         console.print(f"Prefect run: {ui}/runs/flow-run/{outcome.flow_run_id}", highlight=False)
+    if dashboard:
+        console.print(f"dashboard: {dashboard}", highlight=False)
     unverified = len(outcome.report.unverified)
     if unverified:
         console.print(f"[yellow]{unverified} citation(s) could not be verified[/] (marked in the "

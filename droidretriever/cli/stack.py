@@ -147,6 +147,7 @@ def up(
     _print_table(rows, _spool_line())
     _print_farm_line(settings)
     _sweep_crashed_runs(settings, rows)
+    _print_dashboard(settings, rows)
 
 
 def _check_models(settings: Settings) -> None:
@@ -163,6 +164,24 @@ def _check_models(settings: Settings) -> None:
     if not all(r.usable for r in results):
         # The services stay up; the farm's workers would stop on the same check.
         check_roles(settings)
+
+
+def _print_dashboard(settings: Settings, rows: list[ServiceStatus]) -> None:
+    """The dashboard's URL, as a one-time login link for this machine's browser."""
+    from droidretriever.cli.api import login_link
+    from droidretriever.errors import ServiceError
+
+    api_row = next((row for row in rows if row.name == "api"), None)
+    if api_row is None or not api_row.health.healthy:
+        return
+    try:
+        link = login_link(settings)
+    except ServiceError as exc:
+        console.print(f"dashboard: {settings.api.base_url} ({exc})", highlight=False)
+        return
+    console.print(f"dashboard: {link}\n  (a one-time login link, valid "
+                  f"{settings.api.login_code_ttl_s:.0f} s; `droidretriever api login` makes another)",
+                  highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -90,7 +90,7 @@ def subscribe(
     """Ask QUESTION on a schedule; changes since the last run are notified."""
     from deploy.local import SubscriptionsService
     from flows.notifiers import NotifierSpec
-    from flows.subscriptions import Subscription, schedule_subscription
+    from flows.subscriptions import Subscription, create_subscription
 
     # Everything typed is checked before a schedule or a record is written.
     if cron and every:
@@ -111,8 +111,7 @@ def subscribe(
     if webhook:
         check_webhook(webhook, settings)
     with _local_prefect(settings):
-        deployment_id = schedule_subscription(sub)
-    _store().save(sub)
+        deployment_id = create_subscription(_store(), sub)
     console.print(
         f"subscribed {sub.id}: “{_safe(question)}” {sub.schedule}\n"
         f"runs: {settings.prefect.ui_url}/deployments/deployment/{deployment_id}\n"
@@ -197,14 +196,11 @@ def show(subscription_id: str,
 
 
 def _set_paused(subscription_id: str, paused: bool) -> None:
-    from flows.subscriptions import set_subscription_paused
+    from flows.subscriptions import pause_subscription
 
     check_id(subscription_id, "subscription", _SUBSCRIPTION_ID)
-    store = _store()
-    sub = store.load(subscription_id)
     with _local_prefect(load_settings()):
-        set_subscription_paused(subscription_id, paused)
-    store.save(sub.model_copy(update={"paused": paused}))
+        pause_subscription(_store(), subscription_id, paused)
     console.print(f"{subscription_id} {'paused' if paused else 'active again'}")
 
 
@@ -223,12 +219,9 @@ def resume_subscription(subscription_id: str) -> None:
 @subscriptions_app.command("delete")
 def delete(subscription_id: str) -> None:
     """Remove a subscription, its schedule and its kept reports."""
-    from flows.subscriptions import delete_subscription
+    from flows.subscriptions import remove_subscription
 
     check_id(subscription_id, "subscription", _SUBSCRIPTION_ID)
-    store = _store()
-    store.load(subscription_id)
     with _local_prefect(load_settings()):
-        delete_subscription(subscription_id)
-    removed = store.delete(subscription_id)
+        removed = remove_subscription(_store(), subscription_id)
     console.print(f"deleted {subscription_id} ({removed} stored object(s))")

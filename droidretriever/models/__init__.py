@@ -12,7 +12,7 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
 
     base        Frozen (the base of every shared model), utcnow, new_id
     geometry    Point, Bounds
-    plan        PageMode, Query, SubTask, Edge, Plan
+    plan        PageMode, Query, Heard, SubTask, Edge, Plan
     screens     UIElement, Screen, PageType
     actions     Action (Tap, Input, Scroll, Back, ...), Preview
     evaluation  Evaluation, RiskCategory
@@ -45,7 +45,7 @@ from droidretriever.models.base import Frozen, new_id, utcnow
 from droidretriever.models.evaluation import Evaluation, RiskCategory
 from droidretriever.models.geometry import Bounds, Point
 from droidretriever.models.paths import Step, StepKind
-from droidretriever.models.plan import Edge, PageMode, Plan, Query, SubTask
+from droidretriever.models.plan import Edge, Heard, PageMode, Plan, Query, SubTask
 from droidretriever.models.records import (
     Capture,
     CaptureSource,
@@ -84,6 +84,7 @@ __all__ = [
     "FallbackTally",
     "Finish",
     "Frozen",
+    "Heard",
     "Input",
     "InstalledApp",
     "LineSpan",

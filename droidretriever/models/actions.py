@@ -109,3 +109,4 @@ class Preview(Frozen):
     instruction: str  # "Tap [Texas]", "Enter [McDonald] in [Search]"
     box: Bounds | None = None
     policy: str = ""
+    window_s: float = Field(default=0.0, ge=0.0)  # the confirm window: how long a person may stop it

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from droidretriever.models.base import Frozen
 from droidretriever.models.usage import ModelCall, ModelFallback
 
-__all__ = ["Edge", "PageMode", "Plan", "Query", "SubTask"]
+__all__ = ["Edge", "Heard", "PageMode", "Plan", "Query", "SubTask"]
 
 
 class PageMode(StrEnum):
@@ -36,6 +36,14 @@ class PageMode(StrEnum):
             ) from None
 
 
+class Heard(Frozen):
+    """What a speech engine heard in a spoken question, shown so a person can correct it."""
+
+    text: str = Field(max_length=2000)
+    engine: str  # "pocketsphinx:en-us", "http:<model>"
+    low_accuracy: bool = False  # the offline engine: say so next to what it heard
+
+
 class Query(Frozen):
     """What a person (or a schedule, or a benchmark) asks."""
 
@@ -44,6 +52,7 @@ class Query(Frozen):
     mode: PageMode | None = None  # force a page mode for every sub-task
     browsing_limit: int = Field(default=3, ge=1, le=20)
     audio_key: str | None = None  # object-store key of the recording it was transcribed from
+    heard: Heard | None = None  # what the engine heard; ``text`` is the question as corrected
     language: str | None = None
 
     @field_validator("text")

@@ -44,6 +44,7 @@ class RunEventKind(StrEnum):
     # A configured model failed (timeout, 5xx, bad or cut-off answer) or ran out of time,
     # and the rules decided instead; the message names the role, the reason and the count.
     MODEL_FALLBACK = "model_fallback"
+    CONTROL = "control"  # a person's command (pause, take over, back to auto, answer, stop)
 
 
 class RunEvent(Frozen):
@@ -59,6 +60,7 @@ class RunEvent(Frozen):
     at: datetime = Field(default_factory=utcnow)
     subtask_id: str | None = None
     message: str = ""
+    actor: str | None = None  # who caused it when a person did: "browser 3f2a", "api token"
     plan: Plan | None = None
     step: StepRecord | None = None
     preview: Preview | None = None

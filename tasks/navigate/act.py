@@ -63,15 +63,15 @@ class ActOutcome(BaseModel):
     problem: str = ""  # "" when the action applied (text landed, element found)
 
 
-def preview_for(step: int, decision: Decision, screen: Screen) -> Preview:
-    """The announcement of ``decision`` before it runs: instruction and target box."""
+def preview_for(step: int, decision: Decision, screen: Screen, window_s: float = 0.0) -> Preview:
+    """The announcement of ``decision`` before it runs: instruction, target box, confirm window."""
     action = decision.action
     target = getattr(action, "target", None)
     element = screen.element(target) if isinstance(target, str) else None
     box: Bounds | None = element.bounds if element is not None else None
     return Preview(
         step=step, action=action, instruction=describe_action(action, screen), box=box,
-        policy=decision.policy,
+        policy=decision.policy, window_s=window_s,
     )
 
 

@@ -51,7 +51,7 @@ from inference.rules.risk import quote_label
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
-from tasks.navigate.steer import obey, wait_confirm_window
+from tasks.navigate.steer import obey, poll_command, wait_confirm_window
 from tasks.navigate.targets import TargetPages, opens_result, search_took_effect
 
 __all__ = ["EXPLORATION_MAP", "NavigationTry"]
@@ -100,7 +100,9 @@ class NavigationTry:
         driver = self.copilot.driver
         # Every try starts from the app's first page, from the home screen (a resumed
         # run's first try keeps the screen the person left).
-        if self.copilot.restart_app or self.attempt > 1:
+        request = self.run.request
+        keep_screen = not self.copilot.restart_app or (request.resumed > 0 and request.delivery == 1)
+        if not keep_screen or self.attempt > 1:
             driver.force_stop(self.subtask.package)
             driver.key(Key.HOME)
         for _ in range(self.copilot.budgets.steps_per_subtask):
@@ -131,10 +133,9 @@ class NavigationTry:
         )
         perceive_ms = (time.perf_counter() - tick) * 1000.0
         screen = perception.screen
-        if self.copilot.control is not None:
-            command = self.copilot.control.poll(self.run.request.run_id)
-            if command is not None:
-                return obey(self, command, observation)
+        command = poll_command(self.copilot, self.run)
+        if command is not None:
+            return obey(self, command, observation)
         tick = time.perf_counter()
         arrival = Occasion.EVERY_PAGE if self.copilot.evaluator_pages == "every_page" else Occasion.ARRIVAL
         verdict = self._evaluate(perception, observation.screenshot_png, arrival)
@@ -148,7 +149,6 @@ class NavigationTry:
             intervention=self.run.intervened,
         )
         self._base = base
-        self.run.intervened = False
         if evaluation.disagreement:
             self.run.publish(RunEventKind.LOG, f"step {step_no}: verdict not accepted: {evaluation.disagreement}")
         self._report_injection(screen)
@@ -199,16 +199,20 @@ class NavigationTry:
                 "exposed_elements": decision.exposed_elements,
             }))
             return done or TryEnd(SubTaskStatus.COMPLETED, decision.action.reason or "the navigator finished")
-        preview = preview_for(step_no, decision, screen)
+        preview = preview_for(step_no, decision, screen, self.copilot.budgets.confirm_window_s)
         pair = (screen.fingerprint, preview.instruction)
         self.pairs[pair] += 1
         if self.pairs[pair] > self.copilot.max_repeats:
             return TryEnd(None, f"{preview.instruction!r} repeated {self.copilot.max_repeats} times "
                                 "on the same screen without progress")
         self.run.publish(RunEventKind.PREVIEW, preview.instruction, preview=preview)
-        stop = wait_confirm_window(self)
-        if stop is not None:
-            return stop
+        window = wait_confirm_window(self)
+        if isinstance(window, TryEnd):
+            return window
+        if window == "drop":
+            self.run.publish(RunEventKind.LOG, f"{preview.instruction}: not done, a person steered "
+                                               "the phone during the confirm window")
+            return None
         outcome = execute_action(self.copilot.driver, decision.action, screen)
         if decision.item_signature is not None and not outcome.problem:
             self.run.visited.add(decision.item_signature)
@@ -313,7 +317,14 @@ class NavigationTry:
         return verdict
 
     def _store_screen(self, step: int, observation: DeviceObservation) -> str:
-        key = RunKeys(self.run.request.run_id).screen(step, self.subtask.id)
+        request = self.run.request
+        # Step numbers start again on every delivery and after every pause: name those apart,
+        # so the screens a person saw before (the map shows them) are not overwritten.
+        if request.delivery == 1 and request.resumed == 0:
+            key = RunKeys(request.run_id).screen(step, self.subtask.id)
+        else:
+            name = f"{step:04d}-d{request.delivery}r{request.resumed}.png"
+            key = RunKeys(request.run_id).key("screens", self.subtask.id, name)
         self.copilot.store.put_bytes(key, observation.screenshot_png, "image/png")
         return key
 

@@ -54,6 +54,10 @@ class NavigateRequest(BaseModel):
     # Reflections from earlier failed tries of this sub-task (orchestration-level retries),
     # shown to the first try of this delivery as MobileSteward's reflect-and-retry does.
     tips: tuple[str, ...] = ()
+    # How often a person has had the phone for this sub-task (it paused, they continued). On
+    # the first delivery after that, the first try goes on from the screen they left, so what
+    # they did there (a login, a page they opened) counts.
+    resumed: int = Field(default=0, ge=0)
 
 
 @dataclass

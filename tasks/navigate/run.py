@@ -70,7 +70,11 @@ class SubTaskRun:
         self.copilot.events.publish(event)
 
     def record(self, step: StepRecord) -> None:
-        """Keep ``step`` (with the model requests and fallbacks since the last one) and publish it."""
+        """Keep ``step`` (with the model requests and fallbacks since the last one) and publish it.
+
+        The intervention marker holds until a step is recorded: a step that ends the try
+        before it is recorded (no policy knew what to do) does not swallow it.
+        """
         calls, fallbacks = self.meter.drain()
         if calls or fallbacks:
             tokens = TokenUsage()
@@ -80,6 +84,8 @@ class SubTaskRun:
                                            "fallbacks": (*step.fallbacks, *fallbacks)})
         self.steps.append(step)
         self.publish(RunEventKind.STEP, step.policy, step=step)
+        if step.intervention:
+            self.intervened = False
         for fallback in step.fallbacks:
             count = sum(1 for s in self.steps for f in s.fallbacks if f.role == fallback.role)
             self.publish(RunEventKind.MODEL_FALLBACK,

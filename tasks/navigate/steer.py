@@ -1,25 +1,29 @@
 """A person steers a running try: pause, take over, resume, save this screen, stop, confirm window.
 
-Commands come from the control channel (``tasks.control``). While paused or
-taken over the loop only waits; after ``resume`` it re-observes and
-re-evaluates, and the next step carries an intervention marker. What the
-person did is never recorded, only that they did something.
+Commands come from the control channel (``tasks.control``), from the run's
+list or this phone's. While paused or taken over the loop only waits, and says
+so on the channel (an acknowledgement per phone) so the person's taps never
+race its own; after ``resume`` it re-observes and re-evaluates, and the next
+step carries an intervention marker. What the person did is never recorded
+here, only that they did something (the API records the screens they visited).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import Literal, Protocol
 
 from device_farm.models import DeviceObservation
 from droidretriever.models import CaptureSource, RunEventKind, Screen, SubTaskStatus
 from inference.policies import TakenAction
-from tasks.control import ControlCommand, ControlKind
+from tasks.control import ControlAck, ControlCommand, ControlKind
 from tasks.navigate.copilot import Copilot
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
 from tasks.navigate.targets import TargetPages
 
-__all__ = ["SteeredTry", "obey", "wait_confirm_window"]
+__all__ = ["SteeredTry", "obey", "poll_command", "wait_confirm_window"]
+
+_WAITING_WORDS = {ControlKind.PAUSE: "paused by a person", ControlKind.TAKE_OVER: "taken over by a person"}
 
 
 class SteeredTry(Protocol):
@@ -30,6 +34,13 @@ class SteeredTry(Protocol):
     targets: TargetPages
     history: list[TakenAction]  # what the policies see; cleared after a takeover
     taken: list[tuple[TakenAction, Screen]]  # every action, for route memory
+
+
+def poll_command(copilot: Copilot, run: SubTaskRun) -> ControlCommand | None:
+    """The next command for this phone's loop or the run's, or None (no channel: never any)."""
+    if copilot.control is None:
+        return None
+    return copilot.control.poll(run.request.run_id, copilot.driver.serial)
 
 
 def obey(trial: SteeredTry, command: ControlCommand, observation: DeviceObservation) -> TryEnd | None:
@@ -43,11 +54,14 @@ def obey(trial: SteeredTry, command: ControlCommand, observation: DeviceObservat
         return None
     if command.kind is ControlKind.RESUME:
         return None  # not paused: nothing to resume
-    run.publish(RunEventKind.NEEDS_USER, f"{command.kind.value} by a person")
+    _acknowledge(trial, command.kind)
+    run.publish(RunEventKind.NEEDS_USER, _WAITING_WORDS.get(command.kind, command.kind.value))
     control = copilot.control
     deadline = time.monotonic() + copilot.budgets.pause_timeout_s
+    serial = copilot.driver.serial
     while control is not None and time.monotonic() < deadline:
-        reply = control.wait(run.request.run_id, min(copilot.pause_poll_s, deadline - time.monotonic()))
+        reply = control.wait(run.request.run_id, min(copilot.pause_poll_s, deadline - time.monotonic()),
+                             serial)
         if reply is None:
             continue
         if reply.kind is ControlKind.STOP:
@@ -56,33 +70,46 @@ def obey(trial: SteeredTry, command: ControlCommand, observation: DeviceObservat
             now = copilot.driver.observe()
             trial.targets.capture(now, _perceive(trial, now), trial.taken, source=CaptureSource.USER)
         elif reply.kind is ControlKind.RESUME:
-            # What the person did is not recorded: only that they did something.
+            # What the person did is not recorded here: only that they did something.
             run.intervened = True
             trial.history.clear()
+            _acknowledge(trial, ControlKind.RESUME)
             run.publish(RunEventKind.RESUMED, "back to automatic")
             return None
+    _acknowledge(trial, ControlKind.STOP)
     return TryEnd(SubTaskStatus.NEEDS_USER,
                   f"paused, and nobody resumed within {copilot.budgets.pause_timeout_s:.0f} s")
 
 
-def wait_confirm_window(trial: SteeredTry) -> TryEnd | None:
-    """The confirm window before an action (0 s on farm runs): a command in it runs first."""
+def wait_confirm_window(trial: SteeredTry) -> TryEnd | Literal["go", "drop"]:
+    """The confirm window before an action (0 s on farm runs): a command in it runs first.
+
+    ``go``: carry out the planned action. ``drop``: a person paused or took over
+    in the window and has given the phone back; the screen may have changed, so
+    the planned action is dropped and the loop looks again. A :class:`TryEnd`
+    when the command ended the try (stop).
+    """
     copilot = trial.copilot
     window = copilot.budgets.confirm_window_s
     if window <= 0:
-        return None
+        return "go"
     if copilot.control is None:
         time.sleep(window)
-        return None
-    command = copilot.control.wait(trial.run.request.run_id, window)
+        return "go"
+    command = copilot.control.wait(trial.run.request.run_id, window, copilot.driver.serial)
     if command is None:
-        return None
-    # Any command in the window (stop, pause, save) is handled before the action runs;
-    # after a pause the screen may differ, so the planned action is dropped.
+        return "go"
     end = obey(trial, command, copilot.driver.observe())
-    if end is None and command.kind in (ControlKind.PAUSE, ControlKind.TAKE_OVER):
-        return TryEnd(None, "the person changed the screen during the confirm window")
-    return end
+    if end is not None:
+        return end
+    return "drop" if command.kind in (ControlKind.PAUSE, ControlKind.TAKE_OVER) else "go"
+
+
+def _acknowledge(trial: SteeredTry, kind: ControlKind) -> None:
+    control = trial.copilot.control
+    if control is not None:
+        control.acknowledge(trial.run.request.run_id, trial.copilot.driver.serial,
+                            ControlAck(kind=kind, subtask_id=trial.run.subtask.id))
 
 
 def _perceive(trial: SteeredTry, observation: DeviceObservation) -> Screen:
@@ -90,5 +117,6 @@ def _perceive(trial: SteeredTry, observation: DeviceObservation) -> Screen:
 
 
 def _stopped(trial: SteeredTry) -> TryEnd:
+    _acknowledge(trial, ControlKind.STOP)
     status = SubTaskStatus.COMPLETED if trial.run.captures else SubTaskStatus.FAILED
     return TryEnd(status, "stopped by a person")

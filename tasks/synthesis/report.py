@@ -160,10 +160,16 @@ def synthesize_report(
 
 
 def publish_report(report: Report, captures: Sequence[Capture], store: EvidenceStore) -> ReportFiles:
-    """Render and store ``report.md`` and ``report.html`` under ``runs/<run_id>/``."""
+    """Render and store ``report.md``, ``report.html`` and ``report.json`` under ``runs/<run_id>/``.
+
+    ``report.json`` is the :class:`Report` itself (citations with their boxes and
+    highlight crops), for programs and the dashboard.
+    """
     images = {c.id: store.get_bytes(c.image_key) for c in captures}
     md_key = f"runs/{report.run_id}/report.md"
     html_key = f"runs/{report.run_id}/report.html"
+    store.put_bytes(f"runs/{report.run_id}/report.json", report.model_dump_json().encode(),
+                    "application/json")
     store.put_bytes(md_key, render_report_markdown(report).encode(), "text/markdown; charset=utf-8")
     store.put_bytes(html_key, render_report_html(report, captures, images).encode(),
                     "text/html; charset=utf-8")

@@ -96,3 +96,22 @@ def test_before_the_first_up_there_are_no_keys_and_no_defaults(tmp_path: Path) -
     settings = load_settings(state_dir=tmp_path)
     assert settings.s3.access_key is None and settings.s3.secret_key is None
     assert not settings.redis.has_password and settings.prefect.auth_string is None
+
+
+def test_the_pause_webhook_must_be_http_or_https(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_API__PAUSE_WEBHOOK", "ftp://hooks.example/pause")
+    with pytest.raises(ConfigError) as bad:
+        load_settings()
+    message = str(bad.value)
+    assert "DROIDRETRIEVER_API__PAUSE_WEBHOOK" in message and "'http' or 'https'" in message
+    monkeypatch.setenv("DROIDRETRIEVER_API__PAUSE_WEBHOOK", "https://hooks.example/pause")
+    assert str(load_settings().api.pause_webhook) == "https://hooks.example/pause"
+
+
+def test_the_dashboard_url_comes_from_host_and_port_unless_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_API__PORT", "8711")
+    assert load_settings().api.base_url == "http://127.0.0.1:8711"
+    monkeypatch.setenv("DROIDRETRIEVER_API__PUBLIC_URL", "https://farm.example/dr/")
+    assert load_settings().api.base_url == "https://farm.example/dr"

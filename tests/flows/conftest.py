@@ -5,11 +5,8 @@ and the farm monitor.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -25,7 +22,8 @@ from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
 from droidretriever.redis_client import open_redis
 from droidretriever.secrets import generate_secret
-from tests.support.farm import FarmProcesses, farm_env, wait_for_idle
+from tests.support.farm import FarmProcesses, farm_env, run_farm, wait_for_idle
+from tests.support.webhook import Webhook
 
 
 class FlowFarmProcesses(FarmProcesses):
@@ -37,7 +35,7 @@ class FlowFarmProcesses(FarmProcesses):
 @dataclass
 class FlowFarm:
     sim: SimServer
-    procs: FlowFarmProcesses
+    procs: FarmProcesses
     registry: DeviceRegistry
     settings: Settings
     env: dict[str, str]
@@ -85,44 +83,11 @@ def flow_farm(redis_url: str, s3_settings: S3Settings, prefect_harness: str,
     for key, value in env.items():
         patch.setenv(key, value)
     settings = load_settings()
-    with SimServer(phones=3, port=0, seed=7) as sim:
-        procs = FlowFarmProcesses(state_dir, env, sim.port)
-        registry = DeviceRegistry.from_settings(settings)
-        try:
-            for serial in sim.serials:
-                procs.start_worker(serial)
-            procs.start_monitor()
-            wait_for_idle(registry, sim.serials, procs, timeout_s=120)
-            yield FlowFarm(sim, procs, registry, settings, env)
-        finally:
-            procs.stop()
-            patch.undo()
-
-
-class Webhook:
-    """A local webhook receiver (a real HTTP server on loopback) that keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.received: list[dict[str, object]] = []
-        received = self.received
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                received.append(json.loads(body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: object) -> None:
-                return
-
-        self._server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_port}/hook"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    try:
+        with run_farm(FlowFarmProcesses, state_dir, env, settings, phones=3) as farm:
+            yield FlowFarm(farm.sim, farm.procs, farm.registry, settings, env)
+    finally:
+        patch.undo()
 
 
 @pytest.fixture

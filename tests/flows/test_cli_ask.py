@@ -13,6 +13,7 @@ from prefect.settings import PREFECT_API_URL
 
 from storage import open_object_store
 from tests.flows.conftest import FlowFarm
+from tests.inference.test_asr import speak
 
 CLI = str(Path(sys.executable).parent / "droidretriever")
 
@@ -87,3 +88,21 @@ def test_a_recording_that_fails_before_the_run_starts_leaves_nothing_in_the_stor
     assert "Traceback" not in done.stdout + done.stderr
     added = {o.key for o in store.list_objects("runs/")} - before
     assert not [key for key in added if "query" in key], added
+
+
+def test_a_spoken_question_says_what_was_heard_before_the_plan(flow_farm: FlowFarm,
+                                                               tmp_path: Path) -> None:
+    recording = tmp_path / "question.wav"
+    speak("Which permissions does Meituan have?", recording)
+    done = _ask(flow_farm, "--audio", str(recording))
+    lines = done.stdout.splitlines()
+    heard = next((line for line in lines if line.startswith("heard: “")), None)
+    assert heard is not None, done.stdout + done.stderr
+    assert heard.endswith("(pocketsphinx:en-us, offline engine: low accuracy)")
+    said = heard.removeprefix("heard: “").split("” (", 1)[0]
+    assert said.strip(), heard
+    if done.returncode != 0:  # the offline engine often mishears: the error says what it heard
+        assert f"heard as “{said}”" in done.stderr, done.stderr
+    else:
+        assert lines.index(heard) < next(i for i, line in enumerate(lines) if "sub-task" in line)
+    assert "Traceback" not in done.stdout + done.stderr

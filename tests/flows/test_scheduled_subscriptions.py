@@ -23,8 +23,9 @@ from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port
 from flows.runtime import open_services
 from flows.subscriptions import SubscriptionCheck, SubscriptionStore, read_schedule_state
-from tests.flows.conftest import FlowFarm, Webhook
+from tests.flows.conftest import FlowFarm
 from tests.flows.test_subscriptions import big_mac_price
+from tests.support.webhook import Webhook
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

@@ -15,7 +15,8 @@ from flows.subscriptions import (
     deployment_name,
     schedule_subscription,
 )
-from tests.flows.conftest import FlowFarm, Webhook
+from tests.flows.conftest import FlowFarm
+from tests.support.webhook import Webhook
 
 MCDONALDS = "com.mcdonalds.gma.cn"
 

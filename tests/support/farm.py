@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploy.farm import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
+from device_farm.sim import SimServer
 from droidretriever.config import Settings, load_settings
 
 FAST_FARM = {
@@ -108,3 +112,30 @@ def wait_for_idle(registry: DeviceRegistry, serials: list[str], procs: FarmProce
         return True
 
     wait_until(ready, timeout_s, f"workers of {serials} to be idle", interval_s=0.2)
+
+
+@dataclass
+class RunningFarm:
+    """Virtual phones in this process, a real worker process per phone, and the registry."""
+
+    sim: SimServer
+    procs: FarmProcesses
+    registry: DeviceRegistry
+
+
+@contextmanager
+def run_farm(procs_type: type[FarmProcesses], state_dir: Path, env: dict[str, str],
+             settings: Settings, *, phones: int, monitor: bool = True) -> Iterator[RunningFarm]:
+    """``phones`` virtual phones (every app) with one worker each, idle and registered."""
+    with SimServer(phones=phones, port=0, seed=7) as sim:
+        procs = procs_type(state_dir, env, sim.port)
+        registry = DeviceRegistry.from_settings(settings)
+        try:
+            for serial in sim.serials:
+                procs.start_worker(serial)
+            if monitor:
+                procs.start_monitor()
+            wait_for_idle(registry, sim.serials, procs, timeout_s=120)
+            yield RunningFarm(sim, procs, registry)
+        finally:
+            procs.stop()

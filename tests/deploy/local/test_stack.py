@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from deploy.errors import ServiceStartError
@@ -37,6 +38,7 @@ def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
         "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
+        "DROIDRETRIEVER_API__PORT": str(free_port()),
     }
     yield env
     # Whatever happened, leave no service behind.
@@ -66,11 +68,24 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     first = _cli(stack_env, "up", "--no-farm")
     assert first.returncode == 0, first.stderr
-    assert first.stdout.count("healthy") == 4
+    assert first.stdout.count("healthy") == 6
     assert "no subscriptions yet" in first.stdout  # the service that runs the schedules
+    assert "serving the dashboard's runs" in first.stdout  # the runner
     assert "device farm: not running" in first.stdout
     pids = sorted(p.read_text() for p in (state / "run").glob("*.pid"))
-    assert len(pids) == 4
+    assert len(pids) == 6
+    # The dashboard: a one-time login link, never the token; `api token` prints the token.
+    api_port = stack_env["DROIDRETRIEVER_API__PORT"]
+    link = next(line.removeprefix("dashboard: ") for line in first.stdout.splitlines()
+                if line.startswith("dashboard: "))
+    assert link.startswith(f"http://127.0.0.1:{api_port}/login?code=")
+    token = _cli(stack_env, "api", "token").stdout.strip()
+    assert len(token) >= 40 and token not in first.stdout
+    assert (state / "secrets" / "api-token").stat().st_mode & 0o777 == 0o600
+    assert httpx.get(link).status_code == 200  # logs a browser in
+    assert httpx.get(link).status_code == 401  # once
+    assert _cli(stack_env, "api", "login").stdout.strip().startswith(
+        f"http://127.0.0.1:{api_port}/login?code=")
 
     # Services already up (same pids), and now the farm: one phone, its worker, the monitor.
     with_farm = _cli(stack_env, "up", "--sim", "1")
@@ -88,9 +103,9 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     status = _cli(stack_env, "status")
     assert status.returncode == 0, status.stderr
-    for name in ("redis", "s3", "prefect", "subscriptions"):
+    for name in ("redis", "s3", "prefect", "subscriptions", "runner", "api"):
         assert name in status.stdout
-    assert status.stdout.count("healthy") == 5  # four services and the farm's workers
+    assert status.stdout.count("healthy") == 7  # six services and the farm's workers
     assert "1/1 workers healthy" in status.stdout and "1 idle" in status.stdout
     assert "storage spool" in status.stdout
     assert (state / "logs" / "prefect.log").is_file()
@@ -104,7 +119,7 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
     assert not (state / "farm" / "farm.json").exists()
     after = _cli(stack_env, "status")
     assert after.returncode == 3  # unhealthy: scripts can tell
-    assert after.stdout.count("not started") == 4
+    assert after.stdout.count("not started") == 6
     assert "device farm: not running" in after.stdout
 
 
