@@ -11,7 +11,8 @@ its beacon has gone out, calls :func:`mark_run_crashed`:
     Prefect    every unfinished flow run tagged ``run:<run_id>``  -> Crashed (the reason)
     manifest   status ``crashed``, the reason, sub-tasks left running -> ``failed``
     events     ``error`` (the reason), then ``run_finished``
-    phones     leases the run holds are released (workers free them at their next beat)
+    phones     a sub-task still on a phone is told to stop (its control channel); the
+               leases the run holds are released (workers free them at their next beat)
 
 The sweep runs in ``droidretriever status``, ``up`` and ``ask``, and every few
 seconds in the subscriptions service, so a killed ``ask`` is found within about
@@ -51,6 +52,8 @@ from flows.errors import FlowError
 from flows.keys import alive_key, crash_claim_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
+from flows.stop import request_stop
+from tasks.control import ControlCommand, ControlKind, RedisControlChannel
 
 __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 
@@ -67,9 +70,16 @@ def mark_run_crashed(services: FlowServices, run_id: str, reason: str) -> None:
     fails here (a service down) is simply done again by the next sweep.
     """
     services.end_run(run_id, RunStatus.CRASHED, reason)
+    request_stop(services.redis, run_id)  # nothing of the run starts any more
+    channel = RedisControlChannel(services.redis)
     for status in services.registry.statuses():
         if status.lease_run == run_id:
-            services.registry.leases.release(status.info.serial, run_id)
+            serial = status.info.serial
+            # A sub-task still on the phone stops at its next step instead of running on
+            # for a run nobody will report.
+            channel.send(run_id, ControlCommand(kind=ControlKind.STOP, serial=serial,
+                                                actor="crash sweep", note=reason))
+            services.registry.leases.release(serial, run_id)
     try:
         with get_client(sync_client=True) as client:
             for flow_run in client.read_flow_runs(flow_run_filter=FlowRunFilter(

@@ -8,12 +8,18 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from prefect.settings import PREFECT_API_URL
+from prefect.settings import (
+    PREFECT_API_AUTH_STRING,
+    PREFECT_API_URL,
+    PREFECT_SERVER_API_AUTH_STRING,
+    temporary_settings,
+)
 from prefect.testing.utilities import prefect_test_harness
 
 from deploy.farm import stop_processes
 from droidretriever.config import RedisSettings, S3Settings, load_settings
 from droidretriever.redis_client import open_redis
+from droidretriever.secrets import generate_secret
 from droidretriever.testing import free_port
 from tests.support.api import ApiStack, start_api, start_runner
 from tests.support.farm import FarmProcesses, farm_env, run_farm
@@ -31,15 +37,18 @@ CONFIRM_WINDOW_S = "1.0"  # long enough to see (and cancel) a planned action, sh
 
 
 @pytest.fixture(scope="package")
-def api_prefect() -> Iterator[str]:
-    """A temporary Prefect server for the package; its API URL."""
+def api_prefect() -> Iterator[tuple[str, str]]:
+    """A temporary Prefect server for the package, behind basic auth as the stack's: its API URL
+    and the auth string (``user:password``)."""
     patch = pytest.MonkeyPatch()
     # Its telemetry service writes to the SQLite database at start, racing the first requests
     # on a busy machine ("database is locked"); nothing may leave this machine anyway.
     patch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    auth = f"droidretriever:{generate_secret()}"
     try:
-        with prefect_test_harness(server_startup_timeout=90):
-            yield str(PREFECT_API_URL.value())
+        with temporary_settings({PREFECT_SERVER_API_AUTH_STRING: auth, PREFECT_API_AUTH_STRING: auth}), \
+                prefect_test_harness(server_startup_timeout=90):
+            yield str(PREFECT_API_URL.value()), auth
     finally:
         patch.undo()
 
@@ -55,8 +64,11 @@ def pause_webhook() -> Iterator[Webhook]:
 # Package scope: the phones' workers consume the session's Redis, so they must be gone before
 # other packages' tests start their own workers on it.
 @pytest.fixture(scope="package")
-def api_stack(redis_url: str, s3_settings: S3Settings, api_prefect: str, pause_webhook: Webhook,
-              tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiStack]:
+def api_stack(redis_url: str, s3_settings: S3Settings, api_prefect: tuple[str, str],
+              pause_webhook: Webhook, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiStack]:
+    if s3_settings.access_key is None or s3_settings.secret_key is None:
+        raise RuntimeError("the session's S3 settings have no keys")
+    prefect_url, prefect_auth = api_prefect
     open_redis(RedisSettings(url=redis_url)).flushdb()
     state_dir = tmp_path_factory.mktemp("api-state")
     port = free_port()
@@ -64,8 +76,12 @@ def api_stack(redis_url: str, s3_settings: S3Settings, api_prefect: str, pause_w
         **farm_env(redis_url, state_dir),
         "DROIDRETRIEVER_S3__ENDPOINT": str(s3_settings.endpoint),
         "DROIDRETRIEVER_S3__BUCKET": "dr-api-stack",  # its own: other packages count their runs
-        "DROIDRETRIEVER_PREFECT__API_URL": api_prefect,
-        "PREFECT_API_URL": api_prefect,
+        "DROIDRETRIEVER_S3__ACCESS_KEY": s3_settings.access_key,
+        "DROIDRETRIEVER_S3__SECRET_KEY": s3_settings.secret_key.get_secret_value(),
+        "DROIDRETRIEVER_PREFECT__API_URL": prefect_url,
+        "DROIDRETRIEVER_PREFECT__AUTH_STRING": prefect_auth,
+        "PREFECT_API_URL": prefect_url,
+        "PREFECT_API_AUTH_STRING": prefect_auth,  # for processes that talk to Prefect directly
         "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false",
         "DROIDRETRIEVER_API__PORT": str(port),
         "DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S": "240",

@@ -36,14 +36,16 @@ schemathesis.serializer.alias("audio/wav", "application/octet-stream")
 
 @pytest.fixture(scope="module")
 def served_api(tmp_path_factory: pytest.TempPathFactory, redis_url: str, s3_settings: S3Settings,
-               api_prefect: str) -> Iterator[tuple[str, str]]:
+               api_prefect: tuple[str, str]) -> Iterator[tuple[str, str]]:
     """The API on a free port (base URL, token)."""
     port = free_port()
+    prefect_url, prefect_auth = api_prefect
     app_settings = load_settings(state_dir=tmp_path_factory.mktemp("schema-state"),
                                  redis=RedisSettings(url=redis_url),
                                  # Its own bucket: what the generated requests create stays here.
                                  s3=s3_settings.model_copy(update={"bucket": "dr-api-schema"}),
-                                 api=ApiSettings(port=port), prefect={"api_url": api_prefect})
+                                 api=ApiSettings(port=port),
+                                 prefect={"api_url": prefect_url, "auth_string": prefect_auth})
     app = create_app(app_settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            ws="websockets-sansio"))
