@@ -36,9 +36,8 @@ from typing import Any
 import httpx
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
-from bench.services import throwaway_redis
 from deploy.farm import ProcessRecord, start_process, stop_processes
-from deploy.local import SeaweedService, read_api_token
+from deploy.local import SeaweedService, ensure_stack_secrets, read_api_token
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
@@ -54,7 +53,7 @@ from droidretriever.models import (
     new_id,
 )
 from droidretriever.redis_client import open_redis
-from droidretriever.testing import free_port, free_port_block, wait_for_port
+from droidretriever.testing import free_port, free_port_block, running_redis, wait_for_port
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from storage import ManifestStore, RunEventPublisher, open_object_store
@@ -87,7 +86,7 @@ class Stack:
 @contextmanager
 def api_stack(state: Path) -> Iterator[Stack]:
     """Redis, S3, Prefect (harness), one virtual phone in its registry, the runner and the API."""
-    with throwaway_redis() as redis_url:
+    with running_redis(state / "redis") as redis_url:
         yield from _api_stack(state, redis_url)
 
 
@@ -96,7 +95,11 @@ def _api_stack(state: Path, redis_url: str) -> Iterator[Stack]:
     from prefect.testing.utilities import prefect_test_harness
 
     s3 = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-bench")
-    weed = SeaweedService(load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7))))
+    os.environ["DROIDRETRIEVER_STATE_DIR"] = str(state)
+    # The store's keys, JWT and certificates are generated in the state folder, as `up` does;
+    # every process of the bench reads them from there.
+    weed = SeaweedService(ensure_stack_secrets(
+        load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7)))))
     weed.start()
     records: list[ProcessRecord] = []
     try:
@@ -222,6 +225,10 @@ class LiveResult:
     taps: list[float]  # click -> changed frame drawn
     posts: list[float]  # click -> the input request answered
     shots: list[float]  # the phone's own screenshot of a changed screen, straight over adb
+    changes_per_s: float  # how often the scroller changed the screen meanwhile
+
+
+_SWIPE_GAP_S = 0.05  # the live-screen scroller's pause between swipes
 
 
 def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
@@ -248,11 +255,18 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         page.wait_for_function("window.droidretriever.live.metrics.frames.length >= 1")
         stop = threading.Event()
 
-        def scroll() -> None:  # another client keeps the screen changing
+        swipes: list[float] = []
+
+        def scroll() -> None:  # another client keeps the screen changing, 20 times a second
+            # (twice the goal's frame rate, so every frame can show a new screen; unthrottled,
+            # the virtual phone answers hundreds of swipes a second and they starve its renderer)
             scroller = AdbDriver(stack.serial, port=stack.sim_port)
-            while not stop.is_set():
-                scroller.swipe(Point(x=540, y=1700), Point(x=540, y=900), 50)
-                scroller.swipe(Point(x=540, y=900), Point(x=540, y=1700), 50)
+            down = True
+            while not stop.wait(_SWIPE_GAP_S):
+                scroller.swipe(Point(x=540, y=1700 if down else 900),
+                               Point(x=540, y=900 if down else 1700), 50)
+                swipes.append(time.monotonic())
+                down = not down
             scroller.close()
 
         scroller = threading.Thread(target=scroll, daemon=True)
@@ -263,6 +277,9 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         stop.set()
         scroller.join(10)
         recent = [t for t in frames[before:] if t >= frames[-1] - seconds * 1000]
+        # A frame equal to the one before is not sent: the page can draw no more new frames
+        # than the screen has new states, so the scroller's own rate is measured beside it.
+        changes_per_s = (len(swipes) - 1) / (swipes[-1] - swipes[0]) if len(swipes) > 1 else 0.0
         fps = (len(recent) - 1) / ((recent[-1] - recent[0]) / 1000) if len(recent) > 1 else 0.0
         gaps = [(b - a) / 1000 for a, b in pairwise(recent)]
         page.evaluate("window.droidretriever.live.metrics.taps.length = 0")
@@ -280,7 +297,7 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         posts = [t / 1000 for t in page.evaluate("window.droidretriever.live.metrics.posts")]
         browser.close()
     phone.close()
-    return LiveResult(fps, gaps, latencies, posts[-2 * taps:], shots)
+    return LiveResult(fps, gaps, latencies, posts[-2 * taps:], shots, changes_per_s)
 
 
 async def _follow(client: httpx.AsyncClient, run_id: str, delays: list[float],
@@ -428,6 +445,7 @@ API as processes, one virtual phone (zero latency, 1080x2340), Debian's headless
 |---|---|---|
 | event published -> shown in the run page (Chromium) | {summarize_ms(events)} | p95 < 1 s |
 | live screen while the phone changes | {live.fps:.1f} frames/s (frame gap {summarize_ms(live.gaps)}) | 10 fps |
+| of which: how often the screen changed (the scroller's swipes, one new screen each) | {live.changes_per_s:.1f} /s: the page drew {min(1.0, live.fps / live.changes_per_s) if live.changes_per_s else 0:.0%} of the new screens | |
 | side by side: one screenshot of a changed screen, straight from the phone over adb | {summarize_ms(live.shots)} | |
 | click on the live screen -> changed frame drawn | {summarize_ms(live.taps)} | p95 < 300 ms |
 | of which: click -> the input request answered (auth, steering check, adb input) | {summarize_ms(live.posts)} | |
