@@ -62,6 +62,7 @@ from inference.rules import (
     find_never_tap,
     heading_concepts,
     is_card,
+    is_search_field,
     leading_entry,
     load_lexicon,
     match_concept,
@@ -169,16 +170,13 @@ def find_dialog_dismiss(context: PolicyContext) -> UIElement | None:
     return next((e for e in buttons if e.resource_id == "android:id/button2"), None)
 
 
-def find_search_field(elements: tuple[UIElement, ...]) -> UIElement | None:
-    """An editable field for searching: hinted as search, else focused, else the only one."""
-    fields = [e for e in elements if e.editable and not e.password and e.enabled]
-    hinted = [e for e in fields if _SEARCH_WORDS.search(f"{e.text} {e.resource_id} {e.content_desc}")]
-    if hinted:
-        return hinted[0]
-    focused = [e for e in fields if e.focused]
-    if focused:
-        return focused[0]
-    return fields[0] if len(fields) == 1 else None
+def find_search_field(screen: Screen) -> UIElement | None:
+    """The app's search field (by its role: :func:`inference.rules.is_search_field`), focused first.
+
+    Never a sign-in or form field: the agent types search terms and nothing else.
+    """
+    fields = [e for e in screen.elements if e.enabled and is_search_field(e, screen)]
+    return next((e for e in fields if e.focused), fields[0] if fields else None)
 
 
 def find_search_icon(elements: tuple[UIElement, ...]) -> UIElement | None:
@@ -232,7 +230,7 @@ class SkillsPolicy:
         if not term or context.searched:
             return None
         elements = context.screen.elements
-        field = find_search_field(elements)
+        field = find_search_field(context.screen)
         if field is not None:
             return _decision(
                 Input(text=term, target=field.id, submit=True, reason="search for the term"),

@@ -11,7 +11,9 @@ same parent. Two such cards of the same shape are enough (a search that found
 two notes); a minority of odd items among them (a banner, an ad without a meta
 line) does not break the list. Heights alone never decide it. A
 details page is what is left when it is rich in text or carries details cues
-(add to cart, reviews, menu). Order of the checks: login and dialogs first
+(add to cart, reviews, menu). A sign-in wall is a login page with or without a
+password field (:func:`inference.rules.fields.find_login_wall`: an account or
+code field with a way on, "Continue with ..."). Order of the checks: login and dialogs first
 (they sit on top of anything), then search input, list, settings, details.
 
 A dialog is recognised by its window (the permission controller's package),
@@ -27,6 +29,7 @@ import re
 from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
+from inference.rules.fields import find_login_wall
 
 __all__ = [
     "count_text_lines", "detect_page_type", "find_list_items", "find_nothing_found", "find_truncated_items",
@@ -186,8 +189,8 @@ def find_nothing_found(screen: Screen) -> UIElement | None:
 def detect_page_type(screen: Screen) -> PageType:
     """The page type of ``screen`` by structure and cue words."""
     elements = screen.elements
-    if any(e.password for e in elements):
-        return PageType.LOGIN
+    if find_login_wall(screen) is not None:
+        return PageType.LOGIN  # a password field, or an account / code field with a way on
     if any(p in screen.package for p in _DIALOG_PACKAGES) or any(_is_dialog_part(e) for e in elements):
         return PageType.DIALOG
     items = find_list_items(screen)
