@@ -53,6 +53,7 @@ _READ_MORE = re.compile(
 )
 # A search that found nothing ("没有找到相关视频", "No results found"). Not "暂无场次" (no
 # showtimes today): that empty list is itself an answer.
+_DETAILS_CHARS = 200  # this much text on a page that lists nothing is content, not a notice
 _NOTHING_FOUND = re.compile(
     r"没有找到|未找到|找不到|no results|nothing found|no matches|검색 결과가 없|結果がありません|"
     r"見つかりませんでした",
@@ -179,11 +180,17 @@ def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
 
 
 def find_nothing_found(screen: Screen) -> UIElement | None:
-    """The text saying a search found nothing, on a page that lists nothing; else None."""
+    """The text saying a search found nothing, on a page that lists nothing and is no details page;
+    else None. A details page's empty section (no reviews yet, no questions) says nothing of the page."""
     said = next((e for e in screen.elements
                  if e.label and not e.clickable and len(e.label) <= 60 and _NOTHING_FOUND.search(e.label)),
                 None)
-    return said if said is not None and not find_list_items(screen) else None
+    if said is None or find_list_items(screen):
+        return None
+    others = [e.label for e in screen.elements if e.label.strip() and e is not said]
+    if any(_DETAILS_CUES.search(t) for t in others) and sum(len(t) for t in others) >= _DETAILS_CHARS:
+        return None
+    return said
 
 
 def detect_page_type(screen: Screen) -> PageType:
@@ -205,7 +212,7 @@ def detect_page_type(screen: Screen) -> PageType:
     if _is_settings(screen):
         return PageType.SETTINGS
     texts = [e.label for e in elements if e.label.strip()]
-    if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= 200:
+    if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= _DETAILS_CHARS:
         return PageType.DETAILS
     return PageType.OTHER
 
