@@ -11,7 +11,8 @@ In order of precedence on a screen:
    the result nearest to the term and the goal (``rank_results``: the term, the goal's
    entities and lexicon concepts; ads last; ties keep list order), not visited yet
    (visited ones are masked by item signature); without a search term a list is a
-   feed, left to the explorer;
+   feed, left to the explorer; right after a search, the one card of a page that
+   lists one is its result, whether or not it shows the term (a shop found by a dish);
    ``scroll_results``  every result on screen is visited: scroll for more;
 5. ``follow_goal``     a tappable element named by the goal or search term (for
    direct goals such as "Permissions" in an app's settings); after a search, a
@@ -256,7 +257,7 @@ class SkillsPolicy:
             return None
         items = find_list_items(screen)
         if not items:
-            return None
+            return self._lone_result(context)
         for item in rank_results(context, items):
             if is_forbidden_tap(item, screen):
                 continue
@@ -274,6 +275,20 @@ class SkillsPolicy:
             Scroll(direction=ScrollDirection.DOWN, reason="every result on screen is visited"),
             "scroll_results",
         )
+
+    def _lone_result(self, context: PolicyContext) -> Decision | None:
+        """Right after a search, the one card on the page it opened is its result (a search with one
+        hit), whether or not the card shows the term (a shop found by a dish it sells)."""
+        last = next((t for t in reversed(context.history) if t.applied), None)
+        if last is None or not (isinstance(last.action, Input) and last.action.submit):
+            return None
+        screen = context.screen
+        cards = [e for e in screen.elements if is_card(e, screen) and not e.editable
+                 and not is_forbidden_tap(e, screen)]
+        if len(cards) != 1 or item_signature(cards[0], screen) in context.visited:
+            return None
+        return Decision(action=Tap(target=cards[0].id, reason="the search's one result"),
+                        policy=SKILLS, skill="open_result", item_signature=item_signature(cards[0], screen))
 
     def _follow_goal(self, context: PolicyContext) -> Decision | None:
         subtask = context.subtask
