@@ -39,6 +39,7 @@ _STOP_TEXT = """
     should would will shall may might must i me my we our you your he she it its they them
     their this that these those there here what which who whom whose when where why how
     and or but if then than so as at on in of for to from by with about into over under
+    using use via through within
     between among vs versus versu per any some all more most less least much many few
     please tell show find search look check see get give know want need let us me
     compare comparison cheaper cheapest cheap expensive price prices cost costs costing

@@ -65,7 +65,7 @@ def test_a_sign_in_wall_by_phone_or_email_pauses_and_is_never_typed_into(
     server, copilot = phone
     server.control.reset("boot")
     server.control.set_logged_in(server.serials[0], UBER_EATS, False)
-    result = ask(copilot, "Uber Eats", 'In Uber Eats, search for "boba" to answer: boba tea for pickup?', "boba")
+    result = ask(copilot, "Uber Eats", 'In Uber Eats, search for "boba": boba tea for pickup?', "boba")
     assert result.status is SubTaskStatus.NEEDS_USER, result.reason
     assert "sign-in" in result.reason
     assert typed(result) == []  # the search term never went into the phone-or-email field
