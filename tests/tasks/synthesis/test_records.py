@@ -6,9 +6,15 @@ Study 1 task's scripted path; the questions are written here, not a suite's.
 
 from __future__ import annotations
 
+import io
+from datetime import date
+
+from PIL import Image
+
 from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from storage import FakeObjectStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
-from tasks.synthesis.report import build_report
+from tasks.synthesis.report import build_report, synthesize_report
 from tests.tasks.synthesis.record_captures import CAPTURES_DIR
 
 TRIPS = "s1_07_taxi_trips.com.sdu.didi.psnger.json"
@@ -44,6 +50,21 @@ def test_a_price_range_and_a_month_range_are_applied_and_said() -> None:
     report = build_report(run_id="run-records", query=query, markdown=written.markdown, captures=[capture],
                           apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8)
     assert report.citations and all(c.grounded for c in report.citations)
+
+
+def test_last_month_counts_from_the_phones_date_in_the_report() -> None:
+    capture, apps = _trips()
+    capture = capture.model_copy(update={"phone_date": date(2024, 9, 15)})  # as the capture step reads it
+    query = Query(text="What did my rides cost last month?")
+    store = FakeObjectStore()  # the capture's image, blank here: the highlight crops cut it
+    image = io.BytesIO()
+    Image.new("RGB", (capture.width, capture.height), "white").save(image, "PNG")
+    store.put_bytes(capture.image_key, image.getvalue(), "image/png")
+    report = synthesize_report(run_id="run-last-month", query=query, captures=[capture], apps=apps,
+                               store=store, threshold=0.8)
+    rows = _record_lines(report.markdown)
+    assert [r.split(" · ")[0] for r in rows] == ["- 2024-08-21 22:07", "- 2024-08-02 18:50"]
+    assert "dates: last month (2024-08-01 to 2024-08-31, by the phone's date)" in report.markdown
 
 
 def test_the_cheapest_n_as_a_table_and_names_only() -> None:
