@@ -45,6 +45,7 @@ from tasks.synthesis.items import (
     read_query_terms,
 )
 from tasks.synthesis.records import describe_record, find_records, record_fields, select_records
+from tasks.synthesis.rows import find_named_rows
 from tasks.synthesis.values import MeasureKind
 
 __all__ = [
@@ -282,7 +283,19 @@ class ExtractiveMarkdown(BaseModel):
     page_dumps: tuple[LineSpan, ...] = ()
 
 
-def _app_section(app: _App, request: AnswerRequest, today: date | None) -> tuple[list[str], LineSpan | None]:
+def _named_rows(app: _App, terms: QueryTerms) -> list[str]:
+    """The rows of the app's pages whose label the question names, each cited, label and value."""
+    rows = find_named_rows(app.captures, terms)
+    if not rows:
+        return []
+    lines = ["Rows the question names, as the pages show them:", ""]
+    lines += [f"- **{_cell(r.label)}**: {_cell(r.value)} {format_citation(r.capture_id, r.label)} "
+              f"{format_citation(r.capture_id, r.value)}" for r in rows]
+    return [*lines, ""]
+
+
+def _app_section(app: _App, request: AnswerRequest, today: date | None,
+                 terms: QueryTerms) -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section)."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
@@ -292,6 +305,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None) -> tuple
     if not app.captures:
         lines += ["No screen was captured in this app.", ""]
         return lines, dump
+    lines += _named_rows(app, terms)
     matches = app.matches
     listing = app.page_listing()
     records = find_records(app.captures, app.items) if listing is None else []
@@ -378,7 +392,7 @@ def write_extractive(
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today)
+        section, dump = _app_section(app, request, today, terms)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section
