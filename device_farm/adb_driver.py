@@ -12,6 +12,7 @@ import base64
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date
 
 from lxml import etree
 
@@ -185,6 +186,14 @@ class AdbDriver:
     def model(self) -> str:
         """``ro.product.model``."""
         return self.shell("getprop ro.product.model", "reading the model")
+
+    def phone_date(self) -> date | None:
+        """``date +%Y-%m-%d``: the phone's calendar date."""
+        output = self.shell("date +%Y-%m-%d", "reading the phone's date").strip()
+        try:
+            return date.fromisoformat(output)
+        except ValueError:
+            return None
 
     def ping(self) -> None:
         """``echo`` round trip; raises DeviceLost / DeviceTimeout when the phone is gone."""

@@ -8,6 +8,7 @@ it, and the copilot never imports either library. Every method raises only
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Protocol, runtime_checkable
 
 from device_farm.models import DeviceObservation, Key, TextEntry
@@ -33,6 +34,10 @@ class Driver(Protocol):
 
     def model(self) -> str:
         """The phone's model name (``ro.product.model``)."""
+        ...
+
+    def phone_date(self) -> date | None:
+        """The phone's own calendar date (its clock, not the host's); None when it does not say."""
         ...
 
     def tap(self, point: Point) -> None:

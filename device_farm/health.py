@@ -9,6 +9,8 @@ the phone as ``device`` and a shell round trip must answer.
 
 from __future__ import annotations
 
+from datetime import date
+
 from device_farm.adb_client import list_adb_devices
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError, DeviceLost, DeviceQuarantined, DeviceTimeout
@@ -114,6 +116,10 @@ class HealthCheckedDriver:
     def force_stop(self, package: str) -> None:
         """See :class:`Driver`."""
         self._inner.force_stop(package)
+
+    def phone_date(self) -> date | None:
+        """See :class:`Driver`."""
+        return self._inner.phone_date()
 
     def list_packages(self) -> tuple[str, ...]:
         """See :class:`Driver`."""

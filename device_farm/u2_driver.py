@@ -15,6 +15,7 @@ import base64
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from typing import Any, Protocol
 
 import cv2
@@ -183,6 +184,10 @@ class U2Driver:
     def force_stop(self, package: str) -> None:
         """See :class:`AdbDriver`."""
         self._adb.force_stop(package)
+
+    def phone_date(self) -> date | None:
+        """See :class:`AdbDriver`."""
+        return self._adb.phone_date()
 
     def list_packages(self) -> tuple[str, ...]:
         """See :class:`AdbDriver`."""

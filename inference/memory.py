@@ -9,7 +9,9 @@ remembered for ever. A :class:`Route` is a list of steps, each an action plus wh
 the screen looked like when it was taken (fingerprint and anchor texts) and
 the target element described by its label / resource id rather than by an id
 that changes between runs. The search term a route typed is stored as a slot,
-so a route learnt for "Big Mac" replays for "McFlurry".
+so a route learnt for "Big Mac" replays for "McFlurry", up to the search: the result it
+opened is opened again only for the same term, and for another the copilot chooses
+the result afresh (it would be the earlier question's item).
 
 Routes live in an object store under ``memory/routes/<package>.json``, through
 the two-method :class:`BlobStore` protocol (the storage layer's ObjectStore
@@ -91,6 +93,9 @@ class RouteStep(BaseModel):
     target: ElementAnchor | None = None
     fingerprint: str = ""
     anchors: tuple[str, ...] = ()  # texts that identify the screen the step starts on
+    # The search term this tap chose a result for (the first tap after the search is submitted):
+    # replayed only for that very term; for another the copilot chooses the result afresh.
+    result_of: str = ""
 
 
 class Route(BaseModel):
@@ -170,7 +175,7 @@ class RouteMemory:
     ) -> Route:
         """Remember a route that succeeded; the same route again only counts a success."""
         slotted_goal = _slot(goal, search_term)
-        slotted_steps = tuple(_slot_step(step, search_term) for step in steps)
+        slotted_steps = tuple(_slot_step(step, search_term) for step in _mark_result(steps, search_term))
         routes = list(self.load(package))
         for index, known in enumerate(routes):
             if known.goal == slotted_goal and _same_actions(known.steps, slotted_steps):
@@ -257,13 +262,19 @@ class RouteReplay:
             return None
         action = self._resolve(step, screen)
         if action is None:
-            self.stopped_reason = f"step {self._position + 1}: its target element is not on the screen"
+            self.stopped_reason = (self.stopped_reason
+                                   or f"step {self._position + 1}: its target element is not on the screen")
             return None
         self._position += 1
         return action
 
     def _resolve(self, step: RouteStep, screen: Screen) -> Action | None:
         action = step.action
+        if step.result_of and _fold(step.result_of) != _fold(self._search_term or ""):
+            # The route replays up to the search: the result it opened was another search's.
+            self.stopped_reason = (f"step {self._position + 1} opened the result of another search; "
+                                   "the result for this one is chosen afresh")
+            return None
         if isinstance(action, Input) and SEARCH_SLOT in action.text:
             if self._search_term is None:
                 return None  # the route types a search term, and this task has none
@@ -301,6 +312,31 @@ def _screen_matches(step: RouteStep, screen: Screen) -> bool:
     labels = {e.label for e in screen.elements if e.label}
     present = sum(1 for text in step.anchors if text in labels)
     return present >= _ANCHOR_SHARE * len(step.anchors)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _mark_result(steps: Sequence[RouteStep], term: str | None) -> list[RouteStep]:
+    """``steps`` with the tap that opened a search result marked with the term it was chosen for.
+
+    That tap is the first one after the term is typed and submitted (with the typing,
+    or by the tap right after it: the search button).
+    """
+    marked = list(steps)
+    if not term:
+        return marked
+    typed = next((i for i, s in enumerate(marked) if isinstance(s.action, Input) and term in s.action.text), None)
+    if typed is None:
+        return marked
+    taps = [i for i in range(typed + 1, len(marked)) if isinstance(marked[i].action, Tap | LongPress)]
+    typing = marked[typed].action
+    submitted = isinstance(typing, Input) and typing.submit
+    pick = taps[0] if submitted and taps else taps[1] if len(taps) > 1 else None
+    if pick is not None:
+        marked[pick] = marked[pick].model_copy(update={"result_of": term})
+    return marked
 
 
 def _slot(text: str, term: str | None) -> str:

@@ -293,6 +293,8 @@ def _date(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     now = dev.phone.clock.now()
     if args[:1] == ["+%s"]:
         return ok_result(f"{int(now.timestamp())}\n")
+    if args and args[0].startswith("+"):
+        return ok_result(now.strftime(args[0][1:]) + "\n")  # toybox date +FORMAT
     return ok_result(now.strftime("%a %b %d %H:%M:%S CST %Y") + "\n")
 
 

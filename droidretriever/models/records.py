@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 
 from pydantic import Field
@@ -44,6 +44,7 @@ class Capture(Frozen):
     source: CaptureSource = CaptureSource.AUTO
     title: str = ""  # e.g. the page heading, for the report
     created_at: datetime = Field(default_factory=utcnow)
+    phone_date: date | None = None  # the phone's calendar date: "last month" is counted from it
 
 
 class StepTimings(Frozen):

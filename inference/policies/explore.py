@@ -82,7 +82,7 @@ class ExplorePolicy:
             return None
         elements = screen.elements
         if (subtask.search_term and not context.searched
-                and (find_search_field(elements) or find_search_icon(elements))):
+                and (find_search_field(screen) or find_search_icon(elements))):
             return None  # the skills search first; an app with no search is explored
         self._close_edge(screen.fingerprint)
         self._root = self._root or screen.fingerprint

@@ -15,7 +15,8 @@ In order of precedence on a screen:
    the result nearest to the term and the goal (``rank_results``: the term, the goal's
    entities and lexicon concepts; ads last; ties keep list order), not visited yet
    (visited ones are masked by item signature); without a search term a list is a
-   feed, left to the explorer;
+   feed, left to the explorer; right after a search, the one card of a page that
+   lists one is its result, whether or not it shows the term (a shop found by a dish);
    ``scroll_results``  every result on screen is visited: scroll for more;
 5. ``follow_goal``     a tappable element named by the goal or search term (for
    direct goals such as "Permissions" in an app's settings); after a search, a
@@ -68,6 +69,7 @@ from inference.rules import (
     find_never_tap,
     heading_concepts,
     is_card,
+    is_search_field,
     leading_entry,
     load_lexicon,
     match_concept,
@@ -175,16 +177,13 @@ def find_dialog_dismiss(context: PolicyContext) -> UIElement | None:
     return next((e for e in buttons if e.resource_id == "android:id/button2"), None)
 
 
-def find_search_field(elements: tuple[UIElement, ...]) -> UIElement | None:
-    """An editable field for searching: hinted as search, else focused, else the only one."""
-    fields = [e for e in elements if e.editable and not e.password and e.enabled]
-    hinted = [e for e in fields if _SEARCH_WORDS.search(f"{e.text} {e.resource_id} {e.content_desc}")]
-    if hinted:
-        return hinted[0]
-    focused = [e for e in fields if e.focused]
-    if focused:
-        return focused[0]
-    return fields[0] if len(fields) == 1 else None
+def find_search_field(screen: Screen) -> UIElement | None:
+    """The app's search field (by its role: :func:`inference.rules.is_search_field`), focused first.
+
+    Never a sign-in or form field: the agent types search terms and nothing else.
+    """
+    fields = [e for e in screen.elements if e.enabled and is_search_field(e, screen)]
+    return next((e for e in fields if e.focused), fields[0] if fields else None)
 
 
 def find_search_icon(elements: tuple[UIElement, ...]) -> UIElement | None:
@@ -238,7 +237,7 @@ class SkillsPolicy:
         if not term or context.searched:
             return None
         elements = context.screen.elements
-        field = find_search_field(elements)
+        field = find_search_field(context.screen)
         if field is not None:
             suggestion = _suggestion(elements, term, field)
             if suggestion is not None:
@@ -271,7 +270,7 @@ class SkillsPolicy:
             return None
         items = find_list_items(screen)
         if not items:
-            return None
+            return self._lone_result(context)
         for item in rank_results(context, items):
             if is_forbidden_tap(item, screen):
                 continue
@@ -289,6 +288,20 @@ class SkillsPolicy:
             Scroll(direction=ScrollDirection.DOWN, reason="every result on screen is visited"),
             "scroll_results",
         )
+
+    def _lone_result(self, context: PolicyContext) -> Decision | None:
+        """Right after a search, the one card on the page it opened is its result (a search with one
+        hit), whether or not the card shows the term (a shop found by a dish it sells)."""
+        last = next((t for t in reversed(context.history) if t.applied), None)
+        if last is None or not (isinstance(last.action, Input) and last.action.submit):
+            return None
+        screen = context.screen
+        cards = [e for e in screen.elements if is_card(e, screen) and not e.editable
+                 and not is_forbidden_tap(e, screen)]
+        if len(cards) != 1 or item_signature(cards[0], screen) in context.visited:
+            return None
+        return Decision(action=Tap(target=cards[0].id, reason="the search's one result"),
+                        policy=SKILLS, skill="open_result", item_signature=item_signature(cards[0], screen))
 
     def _follow_goal(self, context: PolicyContext) -> Decision | None:
         subtask = context.subtask

@@ -3,8 +3,9 @@
     decompose_by_rules   question -> Plan (app names, noun phrases, cue words)
     evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
     contradicts_mode     whether a kind of page can be a sub-task's target (checks a model's verdict)
-    find_risk            the seven risk criteria on a Screen
     find_risk            the seven risk criteria (and sending) on a Screen
+    is_search_field      a field is typed into only when it is the app's search field (by its role)
+    find_login_wall      a sign-in wall, with or without a password field
     check_action         the risk gate: an action any policy chose, just before it runs
     find_never_tap       what the agent never presses: pay, log in, delete, agree, send, follow ...
     detect_page_type     results list / details / search input / ... from structure
@@ -23,6 +24,7 @@ from inference.rules.evaluator import (
     leading_entry,
     page_heading,
 )
+from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
 from inference.rules.gate import TextReader, check_action, element_at
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
 from inference.rules.never_tap import find_never_tap, find_never_tap_word, is_refusal
@@ -52,15 +54,18 @@ __all__ = [
     "find_goal_concepts",
     "find_injection",
     "find_list_items",
+    "find_login_wall",
     "find_mentioned_apps",
     "find_never_tap",
     "find_never_tap_word",
     "find_nothing_found",
     "find_risk",
+    "find_text_fields",
     "find_truncated_items",
     "heading_concepts",
     "is_card",
     "is_refusal",
+    "is_search_field",
     "leading_entry",
     "load_lexicon",
     "match_concept",

@@ -10,62 +10,43 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
 
+import yaml
 from rapidfuzz import fuzz
 
 from droidretriever.models import InstalledApp
+from inference.rules.lexicon import LexiconError
 
 __all__ = [
-    "APP_ALIASES",
+    "ALIASES_FILE",
     "find_mentioned_apps",
+    "load_app_aliases",
     "names_for",
     "resolve_app",
     "strip_app_names",
 ]
 
 
-# Alias groups: every name in a group is the same app. Matched against an installed
-# app's label and package, so a phone labelling Meituan "美团" still matches "Meituan".
-APP_ALIASES: tuple[tuple[str, ...], ...] = (
-    ("Meituan", "美团", "com.sankuai.meituan"),
-    ("Meituan Waimai", "美团外卖", "com.sankuai.meituan.takeoutnew"),
-    ("Ele.me", "Eleme", "饿了么", "me.ele"),
-    ("Rednote", "Xiaohongshu", "Little Red Book", "RED", "小红书", "com.xingin.xhs"),
-    ("Taobao", "淘宝", "com.taobao.taobao"),
-    ("JD", "JD.com", "Jingdong", "京东", "com.jingdong.app.mall"),
-    ("Pinduoduo", "拼多多", "com.xunmeng.pinduoduo"),
-    ("McDonald's", "McDonalds", "麦当劳", "com.mcdonalds.gma.cn", "com.mcdonalds.app"),
-    ("KFC", "肯德基", "com.yek.android.kfc.activitys"),
-    ("Dianping", "Dazhong Dianping", "大众点评", "com.dianping.v1"),
-    ("WeChat", "Weixin", "微信", "com.tencent.mm"),
-    ("Alipay", "支付宝", "com.eg.android.AlipayGphone"),
-    ("Douyin", "TikTok", "抖音", "com.ss.android.ugc.aweme"),
-    ("Bilibili", "哔哩哔哩", "B站", "tv.danmaku.bili"),
-    ("Zhihu", "知乎", "com.zhihu.android"),
-    ("Weibo", "微博", "com.sina.weibo"),
-    ("Douban", "豆瓣", "com.douban.frodo"),
-    ("Amap", "Gaode Maps", "高德地图", "com.autonavi.minimap"),
-    ("Baidu Maps", "百度地图", "com.baidu.BaiduMap"),
-    ("Ctrip", "Trip.com", "携程", "ctrip.android.view"),
-    ("Qunar", "去哪儿", "com.Qunar"),
-    ("12306", "铁路12306", "com.MobileTicket"),
-    ("QQ Music", "QQ音乐", "com.tencent.qqmusic"),
-    ("NetEase Cloud Music", "网易云音乐", "com.netease.cloudmusic"),
-    ("Settings", "设置", "com.android.settings"),
-    ("Google Maps", "Maps", "com.google.android.apps.maps"),
-    ("YouTube", "com.google.android.youtube"),
-    ("Quora", "com.quora.android"),
-    ("Booking", "Booking.com", "com.booking"),
-    ("Expedia", "com.expedia.bookings"),
-    ("Amazon", "Amazon Shopping", "com.amazon.mshop.android.shopping"),
-    ("Etsy", "com.etsy.android"),
-    ("Wish", "com.contextlogic.wish"),
-    ("Reuters", "com.thomsonreuters.reuters"),
-    ("SmartNews", "jp.gocro.smartnews.android"),
-    ("BuzzFeed", "com.buzzfeed.android"),
-)
+ALIASES_FILE = Path(__file__).with_name("app_aliases.yaml")
+
+
+@lru_cache(maxsize=1)
+def load_app_aliases(path: Path = ALIASES_FILE) -> tuple[tuple[str, ...], ...]:
+    """The alias groups of ``app_aliases.yaml`` (general knowledge: the names people use), read once."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return tuple(tuple(str(name) for name in group) for group in raw["apps"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise LexiconError(f"cannot read the app names at {path}: {exc}",
+                           hint="restore inference/rules/app_aliases.yaml from the package") from exc
+
 
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# A Latin name's word boundary: a Latin letter or digit next to it, never a CJK character
+# ("在JD上买", "Rednote上的笔记": CJK text has no spaces around the names it carries).
+_LATIN = "A-Za-z0-9_"
 _FUZZY_MIN = 6  # shorter names ("JD", "KFC", "Wish") must match exactly, as whole words
 
 
@@ -73,7 +54,7 @@ def names_for(app: InstalledApp) -> tuple[str, ...]:
     """Every name ``app`` goes by: its label, and its alias group when one matches."""
     names = [app.label]
     label_key = _key(app.label)
-    for group in APP_ALIASES:
+    for group in load_app_aliases():
         if app.package in group or any(_key(name) == label_key for name in group):
             names += [name for name in group if "." not in name or _looks_like_name(name)]
     return tuple(dict.fromkeys(n for n in names if n))
@@ -118,7 +99,7 @@ def strip_app_names(text: str, installed: Sequence[InstalledApp], mark: str = " 
                 text = text.replace(name, mark)
                 continue
             flags = 0 if len(_key(name)) < _FUZZY_MIN else re.IGNORECASE
-            text = re.sub(rf"(?<![\w.]){re.escape(name)}(?:['’]s\b)?(?![\w])", mark, text, flags=flags)
+            text = re.sub(rf"(?<![{_LATIN}.]){re.escape(name)}(?:['’]s\b)?(?![{_LATIN}])", mark, text, flags=flags)
     return text
 
 
@@ -129,7 +110,7 @@ def _position(name: str, text: str) -> int:
     short = len(_key(name)) < _FUZZY_MIN
     # Short names are often words too ("Wish", "RED", "Maps"): exact case, whole words.
     flags = 0 if short else re.IGNORECASE
-    exact = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text, flags=flags)
+    exact = re.search(rf"(?<![{_LATIN}.]){re.escape(name)}(?![{_LATIN}])", text, flags=flags)
     if exact is not None:
         return exact.start()
     if short:

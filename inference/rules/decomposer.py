@@ -24,6 +24,7 @@ from inference.rules.apps import (
 )
 from inference.rules.lexicon import find_goal_concepts, load_lexicon
 from inference.rules.plan import MAX_TERMS, build_plan
+from inference.rules.segment import split_words
 
 __all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
 
@@ -38,6 +39,7 @@ _STOP_TEXT = """
     should would will shall may might must i me my we our you your he she it its they them
     their this that these those there here what which who whom whose when where why how
     and or but if then than so as at on in of for to from by with about into over under
+    using use via through within
     between among vs versus versu per any some all more most less least much many few
     please tell show find search look check see get give know want need let us me
     compare comparison cheaper cheapest cheap expensive price prices cost costs costing
@@ -53,19 +55,16 @@ _STOP_TEXT = """
     s
 """
 _STOP = frozenset(_STOP_TEXT.split())
-_CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 价格 价钱 比较
-对比 怎么样 如何 评价 评论 口碑 有哪些 哪些 什么 是 吗 呢 吧 我 想 要 看看 看 查 查询
-一下 搜索 搜 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或"""
-_CJK_STOP_RE = re.compile(
-    "|".join(
-        sorted(
-            _CJK_STOP_TEXT.split(),
-            key=len,
-            reverse=True,
-        )
-    )
-    + r"|[\s，。？！、；：,.?!;:（）()]"
-)
+# Chinese words that are never part of a search term, dropped as whole words (segmented by
+# jieba), so "上" (on) goes and "上海" stays.
+_CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 钱 价格 价钱 比较
+对比 怎么样 如何 评价 评论 口碑 有哪些 哪些 什么 是 吗 呢 吧 啊 了 我 我的 想 要 想要 看看 看 查 查询
+一下 搜索 搜 帮 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或 有 有没有 给 用 能 可以
+告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
+东西 信息 情况 内容 名字 名称 从 到 去 来 开车 进去 加进去 出来
+今天 明天 后天 昨天 上午 下午 晚上 早上 中午 今晚 最近 本周 这周 上周 一周 上个月 本月 这个月 今年 去年"""
+_CJK_STOP = frozenset(_CJK_STOP_TEXT.split())
+_CJK_BREAK = re.compile(r"[\s，。？！、；：,.?!;:（）()“”\"'《》「」]+")
 
 _MULTI_PAGE_CUES = (
     r"\breviews?\b", r"\bopinions?\b", r"\bwhat do .{0,40}\bsay\b", r"\bcomments?\b",
@@ -172,8 +171,10 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
         return tuple(dict.fromkeys(q.strip() for q in quoted))[:MAX_TERMS]
     # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
     stripped = strip_app_names(text, installed)
-    phrases = _latin_phrases(stripped) + _cjk_phrases(stripped)
-    named = [p for p in phrases if _is_named(p)]
+    phrases = _mixed_phrases(stripped) if _CJK_RE.search(stripped) else _latin_phrases(stripped)
+    # A product's name (capitals, digits) is what a shop searches; the question's other
+    # Chinese words are then what it asks about (重量, 价格), shown on that product's page.
+    named = [p for p in phrases if re.search(r"[A-Z0-9]", p)] or [p for p in phrases if _is_named(p)]
     chosen = named or sorted(phrases, key=len, reverse=True)[:1]
     return tuple(dict.fromkeys(chosen))[:MAX_TERMS]
 
@@ -197,9 +198,23 @@ def _latin_phrases(text: str) -> list[str]:
     return phrases
 
 
-def _cjk_phrases(text: str) -> list[str]:
-    cjk_only = re.sub(r"[A-Za-z0-9'’&+.\-]+", "，", text)
-    return [part for part in _CJK_STOP_RE.split(cjk_only) if len(part) >= 2 and _CJK_RE.search(part)]
+def _mixed_phrases(text: str) -> list[str]:
+    """Runs of words between stop words and punctuation, in text with Chinese (never cut inside a
+    word): "小米14", "OPPO Find X7 Ultra" and "上海迪士尼" stay whole."""
+    phrases: list[str] = []
+    run: list[str] = []
+    for word in split_words(text):
+        if word.isspace() and run:
+            run.append(" ")  # between Latin words: part of a name
+        elif word in _CJK_STOP or (word.islower() and word in _STOP) or _CJK_BREAK.fullmatch(word):
+            # An English word among Chinese is a name unless written as a plain word ("Find"
+            # in "OPPO Find X7" stays).
+            phrases.append("".join(run).strip())
+            run = []
+        elif not word.isspace():
+            run.append(word)
+    phrases.append("".join(run).strip())
+    return [p for p in phrases if len(p) >= 2 and re.search(r"\w", p)]
 
 
 def _is_named(phrase: str) -> bool:

@@ -48,6 +48,9 @@ _ENTRY_CHARS = 24  # a navigation entry's label is short; longer ones are conten
 _LATEST = "latest"  # the lexicon's concept for "latest / newest / 最新"
 _ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("加入购物车" is an action)
 _PAGE_HEADING = "page's heading"
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_OTHER_SCRIPT_SHARE = 0.67  # share of a page's texts in CJK for a Latin term to be unreadable on it
+_TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案": 驾车)
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
 
 
@@ -103,7 +106,8 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
         )
     else:
         about = (
-            mentions_term(screen, subtask.search_term) if subtask.search_term
+            mentions_term(screen, subtask.search_term) or _titled_in_another_script(screen, goal, subtask.search_term)
+            if subtask.search_term
             else not goal.targets and _mentions_goal(screen, subtask.goal, subtask.app_label)
         )
         complete = page in targets and about and step is None
@@ -166,6 +170,22 @@ def page_heading(screen: Screen) -> tuple[str, ...]:
                    key=lambda e: (e.bounds.top, e.bounds.left))
     title = (texts[0].text,) if texts else ()
     return (*title, *(e.label for e in screen.elements if e.selected and e.label))
+
+
+def _titled_in_another_script(screen: Screen, goal: GoalConcepts, term: str) -> bool:
+    """A page of the kind the goal asks for, written in a script the term is not: a Latin term
+    ("Shanghai") cannot be checked on a Chinese page without a model, so a title of the page
+    naming every concept the goal asks for ("驾车方案" for a driving time) stands for it."""
+    if not goal.targets or not term.isascii():
+        return False
+    texts = [e for e in screen.elements if e.label.strip()]
+    if sum(1 for e in texts if _CJK.search(e.label)) < _OTHER_SCRIPT_SHARE * max(len(texts), 1):
+        return False
+    concepts = load_lexicon().concepts
+    return any(
+        not e.clickable and 0 < len(e.label.strip()) <= _ENTRY_CHARS
+        and all(match_concept(e.label.strip(), concepts[c]) >= _TITLE_COVER for c in goal.targets)
+        for e in texts)
 
 
 def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:

@@ -10,7 +10,9 @@ gate alone decides whether the agent may do it. :func:`check_action` returns a
   sharing, following, subscribing (:mod:`inference.rules.never_tap`); an element
   with no label is read from the screenshot when a reader is given (an image
   that says "PAY"), and its resource id counts as words (``btn_pay``);
-- typing into a password field, or submitting text in a message or comment box;
+- typing into anything but the app's search field (a password, a phone number or e-mail,
+  a code, a form: :func:`inference.rules.fields.is_search_field` judges the field by its
+  role), or submitting text in a message or comment box;
 - an element the screen's own text told the agent to press (a prompt injection
   naming it), unless the goal itself names it: text on a screen is data, and an
   instruction in it never makes an action happen.
@@ -37,6 +39,7 @@ from droidretriever.models import (
     UIElement,
 )
 from droidretriever.text import fold_for_matching
+from inference.rules.fields import find_login_wall, is_search_field
 from inference.rules.never_tap import find_never_tap, is_refusal
 from inference.rules.page_type import count_text_lines
 from inference.rules.risk import RiskFinding, find_injection, quote_label
@@ -125,6 +128,14 @@ def _check_input(action: Input, screen: Screen) -> RiskFinding | None:
             category=RiskCategory.SENDING, element_id=field.id,
             reason=f"submitting text in {quote_label(field.label or field.resource_id)} would send "
             "it in the person's name: a person decides")
+    if not is_search_field(field, screen):
+        # The agent types search terms, nothing else: a phone number, a code, a name or an
+        # address is the person's to give.
+        wall = find_login_wall(screen) is not None
+        return RiskFinding(
+            category=RiskCategory.LOGIN if wall else RiskCategory.PERSONAL_INFO, element_id=field.id,
+            reason=f"typing into {quote_label(field.label or field.resource_id or 'a field')}, which is not "
+            f"the app's search field: {'signing in' if wall else 'filling in a form'} is for the person")
     return None
 
 

@@ -22,7 +22,7 @@ import re
 from droidretriever.models import RiskCategory
 from droidretriever.text import fold_for_matching
 
-__all__ = ["find_never_tap", "find_never_tap_word", "is_refusal", "never_tap_patterns"]
+__all__ = ["find_never_tap", "find_never_tap_word", "is_refusal", "names_a_place", "never_tap_patterns"]
 
 
 def _words(*patterns: str) -> re.Pattern[str]:
@@ -102,13 +102,13 @@ def find_never_tap(label: str) -> RiskCategory | None:
 
     Only the start of a label counts (a button's words), and a refusal never does.
     """
-    if not label.strip() or is_refusal(label) or _names_a_place(label):
+    if not label.strip() or is_refusal(label) or names_a_place(label):
         return None
     found = find_never_tap_word(label[:_LABEL_CHARS])
     return found[0] if found else None
 
 
-def _names_a_place(label: str) -> bool:
+def names_a_place(label: str) -> bool:
     """A short entry that names a page about the thing: "Payment settings", "充值记录"."""
     folded = fold_for_matching(label).strip(" >›»")
     return (len(folded) <= 24 and _PLACE_END.search(folded) is not None

@@ -11,7 +11,9 @@ same parent. Two such cards of the same shape are enough (a search that found
 two notes); a minority of odd items among them (a banner, an ad without a meta
 line) does not break the list. Heights alone never decide it. A
 details page is what is left when it is rich in text or carries details cues
-(add to cart, reviews, menu). Order of the checks: login and dialogs first
+(add to cart, reviews, menu). A sign-in wall is a login page with or without a
+password field (:func:`inference.rules.fields.find_login_wall`: an account or
+code field with a way on, "Continue with ..."). Order of the checks: login and dialogs first
 (they sit on top of anything), then search input, list, settings, details.
 
 A dialog is recognised by its window (the permission controller's package),
@@ -27,6 +29,7 @@ import re
 from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
+from inference.rules.fields import find_login_wall
 
 __all__ = [
     "count_text_lines", "detect_page_type", "find_list_items", "find_nothing_found", "find_truncated_items",
@@ -50,6 +53,7 @@ _READ_MORE = re.compile(
 )
 # A search that found nothing ("没有找到相关视频", "No results found"). Not "暂无场次" (no
 # showtimes today): that empty list is itself an answer.
+_DETAILS_CHARS = 200  # this much text on a page that lists nothing is content, not a notice
 _NOTHING_FOUND = re.compile(
     r"没有找到|未找到|找不到|no results|nothing found|no matches|검색 결과가 없|結果がありません|"
     r"見つかりませんでした",
@@ -176,18 +180,24 @@ def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
 
 
 def find_nothing_found(screen: Screen) -> UIElement | None:
-    """The text saying a search found nothing, on a page that lists nothing; else None."""
+    """The text saying a search found nothing, on a page that lists nothing and is no details page;
+    else None. A details page's empty section (no reviews yet, no questions) says nothing of the page."""
     said = next((e for e in screen.elements
                  if e.label and not e.clickable and len(e.label) <= 60 and _NOTHING_FOUND.search(e.label)),
                 None)
-    return said if said is not None and not find_list_items(screen) else None
+    if said is None or find_list_items(screen):
+        return None
+    others = [e.label for e in screen.elements if e.label.strip() and e is not said]
+    if any(_DETAILS_CUES.search(t) for t in others) and sum(len(t) for t in others) >= _DETAILS_CHARS:
+        return None
+    return said
 
 
 def detect_page_type(screen: Screen) -> PageType:
     """The page type of ``screen`` by structure and cue words."""
     elements = screen.elements
-    if any(e.password for e in elements):
-        return PageType.LOGIN
+    if find_login_wall(screen) is not None:
+        return PageType.LOGIN  # a password field, or an account / code field with a way on
     if any(p in screen.package for p in _DIALOG_PACKAGES) or any(_is_dialog_part(e) for e in elements):
         return PageType.DIALOG
     items = find_list_items(screen)
@@ -202,7 +212,7 @@ def detect_page_type(screen: Screen) -> PageType:
     if _is_settings(screen):
         return PageType.SETTINGS
     texts = [e.label for e in elements if e.label.strip()]
-    if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= 200:
+    if any(_DETAILS_CUES.search(t) for t in texts) or sum(len(t) for t in texts) >= _DETAILS_CHARS:
         return PageType.DETAILS
     return PageType.OTHER
 

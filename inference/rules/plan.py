@@ -66,7 +66,7 @@ def build_plan(
         for index, term in enumerate(clean_terms or [None], start=1):
             subtask_id = f"{app.package}-{index}"
             goal = (
-                f'In {app.label}, search for "{term}" to answer: {query.text}'
+                f'In {app.label}, search for "{term}": {query.text}'  # no word of its own names a concept
                 if term
                 else f"In {app.label}: {query.text}"
             )

@@ -16,6 +16,15 @@ folded), so ``P\u200bay`` or ``Ｐａｙ`` is "pay". A screen pushing the agent
 towards anything on the never-tap list (:mod:`inference.rules.never_tap`:
 sending, posting, following, buying, ...) pauses too.
 
+A payment or sign-in screen is one whose purpose is paying or signing in, not
+one that links to it: a strong phrase on an entry (a hub's ``充值`` button, a
+profile's ``实名认证`` row, a card ``充值中心 | 话费充值``) or naming a page of
+records (``充值记录``) is a way there, unless the screen shows an amount to pay
+(then its pay button is the step itself). A sign-in wall pauses with or without
+a password field (:func:`inference.rules.fields.find_login_wall`: a phone,
+e-mail or code field with "Continue", "Continue with Google"). What the app's
+search field holds is never read: the agent typed it, perhaps in an earlier run.
+
 Checkout is a step, not a screen kind: a product or store page carries a
 ``Checkout`` / ``去结算`` button (the target page of a price lookup), while the
 checkout screen itself shows the order's total or is titled "Checkout". So a
@@ -32,7 +41,8 @@ from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import RiskCategory, Screen, UIElement
 from droidretriever.text import fold_for_matching
-from inference.rules.never_tap import never_tap_patterns
+from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
+from inference.rules.never_tap import names_a_place, never_tap_patterns
 
 __all__ = ["RiskFinding", "find_injection", "find_risk", "quote_label"]
 
@@ -114,6 +124,9 @@ _BUTTON_WORDS: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
 )
 
 _DIALOG_ONLY = (RiskCategory.CONSENT, RiskCategory.DELETION)
+# Screens these words name are one tap further when the words are on an entry (a hub's "充值",
+# a profile's "实名认证"): the screen that pays or signs in is the one whose purpose it is.
+_LINKED = (RiskCategory.PAYMENT, RiskCategory.LOGIN)
 
 # Going to the checkout: a browsing page's button, or the checkout screen's title.
 _CHECKOUT = _words(
@@ -134,6 +147,10 @@ _INJECTION = _words(
     "忽略(?:之前|以上|所有|你的)?(?:的)?(?:指令|指示|提示)", "你现在是", "系统提示",
     "지시를 무시", "指示を無視",
 )
+
+# An amount the screen asks the person to pay: with it, a pay or confirm button is the step itself.
+_AMOUNT_TO_PAY = _words(_ORDER_TOTAL.pattern, r"\bamount\b", "金额", "금액", "金額")
+_ENTRY_SHARE = 0.4  # a tappable container larger than this share of the screen is a page, not an entry
 
 # Packages of sensitive professional apps (medical, legal, government, banking).
 _SENSITIVE_PACKAGE = re.compile(
@@ -172,18 +189,32 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                 reason="a password field is on the screen: logging in is for the person",
                 element_id=element.id,
             )
+    wall = find_login_wall(screen)
+    if wall is not None:
+        return RiskFinding(
+            category=RiskCategory.LOGIN,
+            reason=f"a sign-in wall ({_quote(wall.label or 'an account field')}): logging in is for the person",
+            element_id=wall.id,
+        )
     lowered_task = task.lower()
-    fields = [e for e in screen.elements if _is_text_field(e)]
-    has_form = bool(fields)
+    fields = find_text_fields(screen)
+    has_form = any(not is_search_field(f, screen) for f in fields)
     is_form = len(fields) >= 2  # a search box alone is no form
+    to_pay = _shows_amount_to_pay(screen)
     for element in screen.elements:
+        if element.editable and is_search_field(element, screen):
+            continue  # what a search field holds was typed (by the agent, perhaps in an earlier run)
         text = _folded(element)
         if not text:
             continue
+        entry = _is_entry(element, screen)
         for category, pattern in _STRONG:
             match = pattern.search(text)
             if category is RiskCategory.PERSONAL_INFO and not (_is_text_field(element) or is_form):
                 continue  # an "Edit profile" link is not editing: a form to fill is
+            step_itself = category is RiskCategory.PAYMENT and to_pay  # a pay button beside the amount
+            if match and category in _LINKED and ((entry and not step_itself) or names_a_place(element.label)):
+                continue  # an entry that leads to a payment or sign-in page, or a page of records
             if match and not _task_allows(category, lowered_task):
                 return RiskFinding(
                     category=category,
@@ -234,6 +265,22 @@ def _find_checkout(screen: Screen) -> RiskFinding | None:
                                reason=f"a {_quote(element.label)} button beside the order total: "
                                "a payment screen")
     return None
+
+
+def _shows_amount_to_pay(screen: Screen) -> bool:
+    return any(_AMOUNT_TO_PAY.search(fold_for_matching(e.label)) for e in screen.elements if e.label)
+
+
+def _is_entry(element: UIElement, screen: Screen) -> bool:
+    """Whether ``element`` is tappable or inside a tappable card: it leads somewhere, it is not a heading."""
+    if element.clickable or element.class_name.endswith("Button"):
+        return True
+    limit = _ENTRY_SHARE * screen.width * screen.height
+    return any(
+        other.clickable and other is not element and 0 < other.bounds.area <= limit
+        and other.bounds.intersection(element.bounds) == element.bounds.area > 0
+        for other in screen.elements
+    )
 
 
 def _task_allows(category: RiskCategory, task: str) -> bool:

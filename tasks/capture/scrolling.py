@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import date
 
 import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from device_farm.driver import Driver
+from device_farm.errors import DeviceError
 from device_farm.models import DeviceObservation
 from droidretriever.config import BudgetSettings
 from droidretriever.models import Bounds, Capture, CaptureSource, Point, UIElement
@@ -162,7 +164,7 @@ def capture_scrolling(
             elements = merge_ocr_elements(elements, ocr_lines_to_elements(lines))
     ocr_ms = _ms(tick)
     tick = time.perf_counter()
-    capture = _store(store, request, stitched.image, elements, layout)
+    capture = _store(store, request, stitched.image, elements, layout, _read_phone_date(driver))
     store_ms = _ms(tick)
     timings = CaptureTimings(
         device_ms=device_ms, decode_ms=decode_ms, stitch_ms=stitch_ms, map_ms=map_ms,
@@ -206,9 +208,17 @@ def _stitched_regions(
     return tuple(kept)
 
 
+def _read_phone_date(driver: Driver) -> date | None:
+    """The phone's date for the report's relative dates; a phone that will not say leaves it out."""
+    try:
+        return driver.phone_date()
+    except DeviceError:
+        return None
+
+
 def _store(
     store: ObjectStore, request: CaptureRequest, image: Image, elements: tuple[UIElement, ...],
-    layout: StitchLayout,
+    layout: StitchLayout, phone_date: date | None,
 ) -> Capture:
     capture_id = capture_id_for(request.subtask_id, request.attempt, request.index, request.source)
     keys = RunKeys(request.run_id)
@@ -216,7 +226,7 @@ def _store(
         id=capture_id, run_id=request.run_id, subtask_id=request.subtask_id,
         package=request.package, image_key=keys.capture_image(capture_id),
         width=layout.width, height=layout.height, elements=elements, source=request.source,
-        title=request.title,
+        title=request.title, phone_date=phone_date,
     )
     try:
         store.put_bytes(capture.image_key, _encode(image, capture_id), "image/png")

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import AppStatus, Capture, LineSpan, Query, SubTaskStatus
+from inference.rules.asks import AnswerFormat, AnswerRequest, read_answer_request
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
     Item,
@@ -42,6 +44,8 @@ from tasks.synthesis.items import (
     detect_items,
     read_query_terms,
 )
+from tasks.synthesis.records import describe_record, find_records, record_fields, select_records
+from tasks.synthesis.rows import find_named_rows
 from tasks.synthesis.values import MeasureKind
 
 __all__ = [
@@ -279,7 +283,19 @@ class ExtractiveMarkdown(BaseModel):
     page_dumps: tuple[LineSpan, ...] = ()
 
 
-def _app_section(app: _App) -> tuple[list[str], LineSpan | None]:
+def _named_rows(app: _App, terms: QueryTerms) -> list[str]:
+    """The rows of the app's pages whose label the question names, each cited, label and value."""
+    rows = find_named_rows(app.captures, terms)
+    if not rows:
+        return []
+    lines = ["Rows the question names, as the pages show them:", ""]
+    lines += [f"- **{_cell(r.label)}**: {_cell(r.value)} {format_citation(r.capture_id, r.label)} "
+              f"{format_citation(r.capture_id, r.value)}" for r in rows]
+    return [*lines, ""]
+
+
+def _app_section(app: _App, request: AnswerRequest, today: date | None,
+                 terms: QueryTerms) -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section)."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
@@ -289,11 +305,26 @@ def _app_section(app: _App) -> tuple[list[str], LineSpan | None]:
     if not app.captures:
         lines += ["No screen was captured in this app.", ""]
         return lines, dump
+    lines += _named_rows(app, terms)
     matches = app.matches
-    if matches:
-        listing = app.page_listing()
+    listing = app.page_listing()
+    records = find_records(app.captures, app.items) if listing is None else []
+    if records and not any(item.values for item in matches):
+        # The pages are lists of records, and what matched the question's words is a label
+        # (a tab, a heading) or nothing: the records are the answer.
+        kept, said = select_records(records, request, today)
+        applied = f"; applied: {'; '.join(said)}" if said else ""
+        lines += [f"The captured page{'s' if len(app.captures) > 1 else ''} list {len(records)} "
+                  f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
+                  f" ({len(kept)} shown):", ""]
+        lines += _record_lines(kept, request) or ["- no record passes the question's filters"]
+    elif matches:
         others = [item for item in matches if listing is None or item is not listing[0]]
-        if others:
+        if len(others) >= 2 and request.shaped:
+            others, said = select_records(others, request, today)
+            lines += [f"Best-matching items on the captured pages ({'; '.join(said) or 'as shown'}):", ""]
+            lines += [f"- {describe_record(item, request)}" for item in others] or ["- none passes the filters"]
+        elif others:
             lines += ["Best-matching items on the captured pages:", ""]
             lines += [f"- {_describe_item(item)}" for item in others]
         if listing is not None:
@@ -312,6 +343,17 @@ def _app_section(app: _App) -> tuple[list[str], LineSpan | None]:
         dump = LineSpan(start=start, end=len(lines))
     lines.append("")
     return lines, dump
+
+
+def _record_lines(records: Sequence[Item], request: AnswerRequest) -> list[str]:
+    if request.format is not AnswerFormat.TABLE:
+        return [f"- {describe_record(item, request)}" for item in records]
+    rows = ["| Record | Details |", "|---|---|"]
+    for item in records:
+        fields = record_fields(item)
+        rows.append(f"| {_cell(fields[0])} {_cite_name_in_table(item)} | "
+                    f"{' · '.join(_cell(f) for f in fields[1:])} |")
+    return rows
 
 
 def _page_text(capture: Capture) -> list[str]:
@@ -334,6 +376,7 @@ def write_extractive(
     captures: Sequence[Capture],
     apps: Sequence[AppStatus] = (),
     search_terms: Sequence[str] = (),
+    today: date | None = None,
 ) -> ExtractiveMarkdown:
     """The extractive report body: banner, comparison table when apps share attributes, per-app lines.
 
@@ -344,11 +387,12 @@ def write_extractive(
     labels = [a.app_label for a in apps] + [a.package for a in apps]
     terms = read_query_terms(" ".join([query.text, *search_terms]), exclude=labels)
     grouped = _group_apps(captures, apps, terms)
+    request = read_answer_request(query.text)
     lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app)
+        section, dump = _app_section(app, request, today, terms)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

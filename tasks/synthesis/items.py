@@ -334,7 +334,8 @@ def _scan(capture: Capture, elements: Sequence[UIElement], terms: QueryTerms) ->
 
 def detect_items(capture: Capture, terms: QueryTerms) -> tuple[Item, ...]:
     """The items on ``capture``, in reading order, each scored against ``terms``."""
-    texts = dedupe_elements(capture.elements)
+    # A field's text is what someone typed (the agent's own search term), not the page's evidence.
+    texts = tuple(e for e in dedupe_elements(capture.elements) if not e.editable)
     boxes = _containers(capture, texts)
     grouped: dict[int, list[UIElement]] = {}
     loose: list[UIElement] = []

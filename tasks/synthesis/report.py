@@ -142,7 +142,9 @@ def synthesize_report(
             report = report.model_copy(update={"markdown": mark_uncited(report.markdown, check)})
     own: list[ModelFallback] = []
     if report is None:
-        extractive = write_extractive(query, captures, apps, search_terms)
+        # Relative dates ("last month") count from the phone's date, as its pages do.
+        today = max((c.phone_date for c in captures if c.phone_date is not None), default=None)
+        extractive = write_extractive(query, captures, apps, search_terms, today=today)
         markdown = extractive.markdown
         if failure:  # one banner line for another: the page dumps' line numbers hold
             own.append(ModelFallback(role="synthesizer", reason=failure))

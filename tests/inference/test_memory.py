@@ -68,11 +68,34 @@ def test_replay_substitutes_the_term_and_checks_each_screen(memory: RouteMemory)
     replay = RouteReplay(route, search_term="McFlurry")
     assert replay.next_action(HOME) == Tap(target="h2")
     assert replay.next_action(SEARCH) == Input(text="McFlurry", target="s1", submit=True)
-    # The results page shows the new term, and element ids changed: anchors still find it.
+    # The results page shows the new term; the result the route opened was chosen for "Big Mac",
+    # so for "McFlurry" the replay ends at the search and the copilot chooses the result.
     new_results = screen_of(element("x0", "McFlurry", top=150), element("x9", "麦当劳 (人民广场店)", top=300, clickable=True),
                             element("x8", "销量 1000+", top=400), package=PKG, fingerprint="results-2")
-    assert replay.next_action(new_results) == Tap(target="x9")
-    assert replay.finished and replay.next_action(new_results) is None
+    assert replay.next_action(new_results) is None
+    assert replay.finished and "result of another search" in replay.stopped_reason
+
+
+def test_the_same_search_again_replays_to_the_result_it_opened(memory: RouteMemory) -> None:
+    route = search_route(memory)
+    assert [s.result_of for s in route.steps] == ["", "", "Big Mac"]
+    replay = RouteReplay(route, search_term="big mac")
+    assert replay.next_action(HOME) == Tap(target="h2")
+    assert replay.next_action(SEARCH) == Input(text="big mac", target="s1", submit=True)
+    # Element ids changed between runs: the anchor still finds the result.
+    again = screen_of(element("x0", "big mac", top=150), element("x9", "麦当劳 (人民广场店)", top=300, clickable=True),
+                      element("x8", "销量 1000+", top=400), package=PKG, fingerprint="results-2")
+    assert replay.next_action(again) == Tap(target="x9")
+    assert replay.finished and not replay.stopped_reason
+
+
+def test_a_search_submitted_by_its_button_marks_the_tap_after_the_button() -> None:
+    memory = RouteMemory(InMemoryBlobStore())
+    steps = learnt_steps()
+    typed = steps[1].model_copy(update={"action": Input(text="Big Mac", target="s1")})
+    button = RouteStep(action=Tap(target="s3"), fingerprint="search-typed")
+    route = memory.record(PKG, "search for Big Mac", [steps[0], typed, button, steps[2]], search_term="Big Mac")
+    assert [s.result_of for s in route.steps] == ["", "", "", "Big Mac"]
 
 
 def test_a_mismatched_screen_hands_over(memory: RouteMemory) -> None:

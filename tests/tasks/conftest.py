@@ -10,7 +10,7 @@ from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.config import PerceptionSettings
 from inference.perception import Perceiver
 
-APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml")
+APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml", "jd.yaml", "amap.yaml")
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import pytest
 
 from droidretriever.models import PageType, Screen, UIElement
 from inference.rules import detect_page_type, find_truncated_items
+from inference.rules.page_type import find_nothing_found
 from tests.inference.screens import element, results_screen, screen_of
 
 PKG = "com.sankuai.meituan"
@@ -103,3 +104,15 @@ def test_previews_cut_short_are_found_and_whole_answers_are_not() -> None:
 def test_read_more_cues_in_several_languages(cue: str) -> None:
     page = answers(f"A long answer | It begins here | {cue}", "Another answer | Short and whole.")
     assert [e.id for e in find_truncated_items(page)] == ["a0"]
+
+
+def test_an_empty_section_of_a_details_page_is_not_an_empty_search() -> None:
+    details = screen_of(
+        element("t", "Wireless headphones 40h battery, noise cancelling, foldable", top=200),
+        element("p", "¥899.00", top=400), element("d", "Product description: " + "light and quiet " * 8, top=500),
+        element("q", "Questions from buyers", top=900), element("n", "No results", top=980),
+        element("c", "Add to cart", top=2200, clickable=True), package=PKG)
+    assert find_nothing_found(details) is None
+    empty = screen_of(element("h", "wireless headphones", top=150, editable=True),
+                      element("n", "No results for this search", top=700), package=PKG)
+    assert find_nothing_found(empty) is not None

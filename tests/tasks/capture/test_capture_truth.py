@@ -14,11 +14,14 @@ seconds, so the clock shows the same minute in the frames and in the truth.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import cv2
 import numpy as np
 
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
+from device_farm.sim.clock import DEFAULT_START
 from device_farm.sim.full_page import render_full_page
 from droidretriever.config import BudgetSettings
 from droidretriever.suites import load_suite
@@ -69,6 +72,8 @@ def test_a_capture_to_the_end_of_the_page_equals_the_one_piece_render(
     stitched, truth, result, _ = _capture_store_page(sim, perceiver, swipes=6)
     layout = result.layout
     assert layout.used_frames >= 3, "the page should need several frames (two seams at least)"
+    # The phone's own date (the simulated clock on the task's day), for the report's relative dates.
+    assert result.capture.phone_date == (DEFAULT_START + timedelta(days=BIG_MAC.day)).date()
     assert layout.header_height > 0 and layout.footer_height > 0  # status + top bar, bottom + nav bar
     assert stitched.shape == truth.shape, "the stitched page is not as long as the page"
     seams = [layout.offsets[i] + layout.frame_height - layout.footer_height for i in range(layout.used_frames - 1)]

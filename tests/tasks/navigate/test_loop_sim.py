@@ -158,3 +158,16 @@ def test_stop_ends_the_subtask(rig: Rig) -> None:
     rig.copilot.control.send(run_id, ControlCommand(kind=ControlKind.STOP))
     result = navigate_subtask(rig.copilot, NavigateRequest(run_id=run_id, subtask=BIG_MAC))
     assert result.status is SubTaskStatus.FAILED and result.reason == "stopped by a person"
+
+
+def test_text_typed_in_an_earlier_run_is_gone_before_the_next_search(rig: Rig) -> None:
+    # No reset between the runs: the app kept the first run's term in its search field.
+    run(rig, BIG_MAC)
+    whopper = subtask("meituan-whopper", "Meituan", MEITUAN, "How much is a Whopper on Meituan?", "Whopper")
+    _, result = run(rig, whopper)
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert not any(s.evaluation is not None and s.evaluation.risk for s in result.trace.steps)
+    observed = rig.copilot.driver.observe().hierarchy_xml
+    assert "Big Mac" not in observed  # what was searched is this run's term alone
+    texts = " ".join(e.label for e in result.captures[0].elements)
+    assert "Whopper" in texts and "Big Mac" not in texts

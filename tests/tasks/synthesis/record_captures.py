@@ -1,4 +1,4 @@
-"""Record the virtual phones' pages of some Study 2 tasks (comparisons, a list, an article).
+"""Record the virtual phones' pages of some Study 1 and 2 tasks (comparisons, lists, an article).
 
 ``python -m tests.tasks.synthesis.record_captures`` plays each app's scripted path
 (the task files under ``droidretriever/suites/study2/``) on a virtual phone,
@@ -27,7 +27,7 @@ __all__ = ["CAPTURES_DIR", "TASK_IDS", "record_task_captures"]
 CAPTURES_DIR = Path(__file__).parent / "captures"
 TASK_IDS = (
     "s2_multi_05_big_mac", "s2_multi_06_vivo_x100_ultra", "s2_single_01_meituan_permissions",
-    "s2_single_02_bilibili_guidelines",
+    "s2_single_02_bilibili_guidelines", "s1_07_taxi_trips",
 )
 
 

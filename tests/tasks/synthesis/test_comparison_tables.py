@@ -200,3 +200,17 @@ def test_a_page_no_line_of_which_matches_the_question_is_shown_in_reading_order(
     lines = report.markdown.splitlines()
     assert lines[span.start - 2].endswith("top to bottom:") and lines[span.start].startswith("- **")
     assert all(point in "\n".join(lines[span.start:span.end]) for point in task.scoring_points)
+
+
+def test_a_comparison_keeps_the_rows_the_question_names() -> None:
+    # No value reader knows battery capacity or weight: the specification rows the question
+    # names are reported as the page shows them, label and value cited.
+    captures = _captures("s2_multi_06_vivo_x100_ultra", (JD, TAOBAO))
+    query = "vivo X100 Ultra 在京东和淘宝的价格、电池容量和重量对比"
+    report = _report(query, captures)
+    jd = report.markdown.split("## JD", 1)[1].split("## ", 1)[0]
+    assert "**电池容量**: 5500mAh" in jd and "**机身重量**: 约229g" in jd
+    cited = {c.quote for c in report.citations if c.grounded}
+    assert {"电池容量", "5500mAh", "机身重量", "约229g"} <= cited
+    plain = _report("vivo X100 Ultra 在京东和淘宝的价格对比", captures).markdown
+    assert "电池容量" not in plain  # rows the question does not name stay out

@@ -1,0 +1,275 @@
+"""What a question asks of the answer's shape, without a model: format, order, count, filters.
+
+``read_answer_request("Trending items under $10, only the names")`` ->
+names only, price at most 10 $. Understood, in English and Chinese:
+
+- format: a table ("as a table", "表格"), only the names ("only the names", "只要名字"),
+  one sentence ("in one sentence", "一句话");
+- order and count: the cheapest / most expensive / highest rated (one record, or N with
+  "the 3 cheapest"), the top N / first N ("top 5", "前5", "前三");
+- filters: a number range with its unit ("under $10", "500元以下", "between 100 and 300",
+  "不超过200"), a time of day ("in the afternoon", "下午", "after 18:00", "晚上"), a date
+  relative to the phone's clock ("last month", "上个月", "last week", "最近一周", "yesterday",
+  "昨天", "today", "in 2024", "2024年").
+
+Each filter says in words what it keeps, so the report can say what it applied.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["AnswerFormat", "AnswerRequest", "DateRange", "NumberRange", "Order", "TimeOfDay",
+           "read_answer_request"]
+
+
+class AnswerFormat(StrEnum):
+    LIST = "list"
+    TABLE = "table"
+    NAMES = "names"
+    SENTENCE = "sentence"
+
+
+class Order(StrEnum):
+    AS_SHOWN = "as shown"
+    CHEAPEST = "cheapest first"
+    DEAREST = "most expensive first"
+    BEST_RATED = "highest rated first"
+
+
+class NumberRange(BaseModel):
+    """Values between ``low`` and ``high`` (either open), in ``unit`` ("" = any unit)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    low: float | None = None
+    high: float | None = None
+    unit: str = ""
+    words: str  # as the question said it
+
+    def holds(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+
+class TimeOfDay(BaseModel):
+    """Clock times from ``start`` to ``end`` minutes after midnight."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: int
+    end: int
+    words: str
+
+    def holds(self, minutes: int) -> bool:
+        return self.start <= minutes < self.end
+
+
+class DateRange(BaseModel):
+    """Days relative to the phone's date: ``days_back`` before it (a rolling window) or a calendar span."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str  # last_month | this_month | last_week | this_week | yesterday | today | year:<n> | days:<n>
+    # | months:<first>:<last> (calendar months of any year: "from May to August", "5月到8月")
+    words: str
+
+    def months(self) -> tuple[int, int] | None:
+        """The first and last calendar month a month range keeps (None: another kind)."""
+        if not self.kind.startswith("months:"):
+            return None
+        first, last = self.kind.split(":")[1:]
+        return int(first), int(last)
+
+    def span(self, today: date) -> tuple[date, date]:
+        """The first and last day the filter keeps, counted from ``today`` (the phone's date)."""
+        if self.kind == "today":
+            return today, today
+        if self.kind == "yesterday":
+            day = today - timedelta(days=1)
+            return day, day
+        if self.kind == "this_month":
+            return today.replace(day=1), today
+        if self.kind == "last_month":
+            last = today.replace(day=1) - timedelta(days=1)
+            return last.replace(day=1), last
+        if self.kind == "this_week":
+            return today - timedelta(days=today.weekday()), today
+        if self.kind == "last_week":
+            return today - timedelta(days=7), today
+        if self.kind.startswith("year:"):
+            year = int(self.kind[5:])
+            return date(year, 1, 1), date(year, 12, 31)
+        days = int(self.kind.partition(":")[2] or 7)
+        return today - timedelta(days=days), today
+
+
+class AnswerRequest(BaseModel):
+    """The shape the question asks its answer in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: AnswerFormat = AnswerFormat.LIST
+    order: Order = Order.AS_SHOWN
+    limit: int | None = None
+    price: NumberRange | None = None
+    time_of_day: TimeOfDay | None = None
+    dates: DateRange | None = None
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """The filters in words, as the question put them."""
+        found = (self.price, self.time_of_day, self.dates)
+        return tuple(f.words for f in found if f is not None)
+
+    @property
+    def shaped(self) -> bool:
+        """Whether the question asks for anything beyond "list what the page shows"."""
+        return (self.format is not AnswerFormat.LIST or self.order is not Order.AS_SHOWN
+                or self.limit is not None or bool(self.filters))
+
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_CUR = r"(?:[$¥￥€£]|元|块|rmb|usd|dollars?|yuan)"
+_CN_DIGITS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+_TABLE = re.compile(r"\b(?:as|in) a table\b|\btabulate\b|表格|列成表|做成表")
+_NAMES = re.compile(r"\b(?:only|just) (?:the |their )?(?:names?|titles?)\b|\bnames? only\b|"
+                    r"只要名字|只要名称|只列名字|只说名字|名字就行|名称就行|只要标题")
+_SENTENCE = re.compile(r"\b(?:in )?one sentence\b|\bin a sentence\b|一句话")
+_CHEAPEST = re.compile(r"\bcheapest\b|\blowest[- ]priced?\b|\bleast expensive\b|最便宜|价格最低|最低价")
+_DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|最贵|价格最高")
+_BEST_RATED = re.compile(r"\b(?:highest|best|top)[- ]rated\b|评分最高|口碑最好")
+_TOP_N = re.compile(r"\b(?:top|first)\s+(\d+|one|two|three|four|five|ten)\b|前\s*(\d+|[一两二三四五六七八九十])\s*(?:名|个|条|位|首|部)?")
+_N_CHEAPEST = re.compile(r"\b(\d+|two|three|four|five) (?:cheapest|most expensive)\b|"
+                         r"(?:最便宜|价格最低|最低价|最贵|价格最高)的?\s*(\d+|[一两二三四五六七八九十])\s*(?:个|条|家|款|件|部)")
+_EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
+
+_UNDER = re.compile(rf"\b(?:under|below|less than|cheaper than|at most|up to|no more than)\s*{_CUR}?\s*{_NUM}\s*{_CUR}?")
+_OVER = re.compile(rf"\b(?:over|above|more than|at least|from)\s*{_CUR}?\s*{_NUM}\s*{_CUR}?(?!\s*(?:to|-)\s*\d)")
+_BETWEEN = re.compile(rf"\bbetween\s*{_CUR}?\s*{_NUM}\s*{_CUR}?\s*and\s*{_CUR}?\s*{_NUM}|"
+                      rf"{_CUR}?\s*{_NUM}\s*(?:-|–|~|到|至)\s*{_CUR}?\s*{_NUM}\s*{_CUR}")
+_CN_UNDER = re.compile(rf"(?:不超过|不到|低于|少于|小于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*(?:以下|以内|之内)")
+_CN_OVER = re.compile(rf"(?:超过|高于|大于|多于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*以上")
+
+# Times of day, in minutes after midnight.
+_PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, int], ...] = (
+    (re.compile(r"\bthis morning\b|\bin the morning\b|\bmorning\b|上午|早上|早晨"), 0, 12 * 60),
+    (re.compile(r"\bnoon\b|中午"), 11 * 60, 14 * 60),
+    (re.compile(r"\bthis afternoon\b|\bin the afternoon\b|\bafternoon\b|下午"), 12 * 60, 18 * 60),
+    (re.compile(r"\btonight\b|\bthis evening\b|\bin the evening\b|\bevening\b|晚上|今晚|傍晚"), 18 * 60, 24 * 60),
+)
+_AFTER_CLOCK = re.compile(r"\bafter\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?|(\d{1,2})(?:[:点](\d{2}))?\s*点?(?:以后|之后|后)")
+_BEFORE_CLOCK = re.compile(r"\bbefore\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?|(\d{1,2})(?:[:点](\d{2}))?\s*点?(?:以前|之前|前)")
+
+_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\blast month\b|\bprevious month\b|上个月|上月"), "last_month"),
+    (re.compile(r"\bthis month\b|本月|这个月"), "this_month"),
+    (re.compile(r"\blast week\b|\bpast week\b|\blast 7 days\b|最近一周|上周|过去一周|近一周|最近7天|近7天"), "last_week"),
+    (re.compile(r"\bthis week\b|本周|这周"), "this_week"),
+    (re.compile(r"\byesterday\b|昨天"), "yesterday"),
+    (re.compile(r"\btoday\b|今天|今日"), "today"),
+)
+_YEAR = re.compile(r"\bin (20\d\d)\b|(20\d\d)\s*年")
+_MONTH_NAMES = ("january february march april may june july august september october november december")
+_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES.split(), 1)} | {
+    name[:3]: number for number, name in enumerate(_MONTH_NAMES.split(), 1)}
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|" \
+         r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+_EN_MONTH_RANGE = re.compile(rf"\b(?:from|between)\s+{_MONTH}\s+(?:to|and|through|till|until)\s+{_MONTH}\b|"
+                             rf"\b{_MONTH}\s*(?:-|–|to)\s*{_MONTH}\b")
+_CN_MONTH_RANGE = re.compile(r"(\d{1,2})\s*月?\s*(?:-|–|~|到|至)\s*(\d{1,2})\s*月")
+
+
+def read_answer_request(question: str) -> AnswerRequest:
+    """The format, order, count and filters ``question`` asks for (defaults: a list, as shown)."""
+    text = question.casefold()
+    fmt = (AnswerFormat.TABLE if _TABLE.search(text) else AnswerFormat.NAMES if _NAMES.search(text)
+           else AnswerFormat.SENTENCE if _SENTENCE.search(text) else AnswerFormat.LIST)
+    order, limit = _order(text)
+    return AnswerRequest(format=fmt, order=order, limit=limit, price=_price(text),
+                         time_of_day=_time_of_day(text), dates=_dates(text))
+
+
+def _count(word: str) -> int:
+    if word.isdigit():
+        return int(word)
+    return _EN_NUMBERS.get(word) or _CN_DIGITS.get(word, 1)
+
+
+def _order(text: str) -> tuple[Order, int | None]:
+    top = _TOP_N.search(text)
+    limit = _count(next(g for g in top.groups() if g)) if top else None
+    several = _N_CHEAPEST.search(text)
+    for pattern, order in ((_CHEAPEST, Order.CHEAPEST), (_DEAREST, Order.DEAREST), (_BEST_RATED, Order.BEST_RATED)):
+        if pattern.search(text):
+            # "the cheapest one" is one record; "the 3 cheapest" or "top 5 cheapest" are more.
+            return order, limit or (_count(next(g for g in several.groups() if g)) if several else 1)
+    return Order.AS_SHOWN, limit
+
+
+def _price(text: str) -> NumberRange | None:
+    between = _BETWEEN.search(text)
+    if between:
+        low, high = (float(g) for g in between.groups() if g)
+        return NumberRange(low=min(low, high), high=max(low, high), words=between.group(0).strip())
+    for pattern, side in ((_UNDER, "high"), (_CN_UNDER, "high"), (_OVER, "low"), (_CN_OVER, "low")):
+        match = pattern.search(text)
+        if match:
+            value = float(next(g for g in match.groups() if g))
+            return NumberRange(**{side: value}, words=match.group(0).strip())
+    return None
+
+
+def _clock(hour: str, minute: str | None, half: str | None) -> int:
+    value = int(hour) % 24
+    if half == "pm" and value < 12:
+        value += 12
+    return value * 60 + int(minute or 0)
+
+
+def _time_of_day(text: str) -> TimeOfDay | None:
+    after = _AFTER_CLOCK.search(text)
+    if after:
+        hour, minute, half = (after.group(1), after.group(2), after.group(3)) if after.group(1) else (
+            after.group(4), after.group(5), None)
+        return TimeOfDay(start=_clock(hour, minute, half), end=24 * 60, words=after.group(0).strip())
+    before = _BEFORE_CLOCK.search(text)
+    if before and (before.group(1) or "点" in before.group(0) or ":" in before.group(0)):
+        hour, minute, half = (before.group(1), before.group(2), before.group(3)) if before.group(1) else (
+            before.group(4), before.group(5), None)
+        return TimeOfDay(start=0, end=_clock(hour, minute, half), words=before.group(0).strip())
+    for pattern, start, end in _PARTS_OF_DAY:
+        match = pattern.search(text)
+        if match:
+            return TimeOfDay(start=start, end=end, words=match.group(0))
+    return None
+
+
+def _month_range(text: str) -> DateRange | None:
+    english = _EN_MONTH_RANGE.search(text)
+    if english:
+        first, last = (_MONTHS[g[:3] if g not in _MONTHS else g] for g in english.groups() if g)
+        return DateRange(kind=f"months:{first}:{last}", words=english.group(0).strip())
+    chinese = _CN_MONTH_RANGE.search(text)
+    if chinese and 1 <= int(chinese.group(1)) <= 12 and 1 <= int(chinese.group(2)) <= 12:
+        return DateRange(kind=f"months:{int(chinese.group(1))}:{int(chinese.group(2))}",
+                         words=chinese.group(0).strip())
+    return None
+
+
+def _dates(text: str) -> DateRange | None:
+    months = _month_range(text)
+    if months is not None:
+        return months
+    for pattern, kind in _DATES:
+        match = pattern.search(text)
+        if match:
+            return DateRange(kind=kind, words=match.group(0))
+    year = _YEAR.search(text)
+    if year:
+        return DateRange(kind=f"year:{year.group(1) or year.group(2)}", words=year.group(0).strip())
+    return None

@@ -1,0 +1,89 @@
+"""Text fields by their role: the app's search field, and the sign-in wall (no model).
+
+The agent types only into the app's search field. A field is that when its own
+words say search (its hint, description or resource id: "Search", "搜索", "查",
+"검색", "検索"), or, when its words are neutral ("What do you want to listen to?",
+"Where to?"), when it is the only field of a page that is no form and sits in
+the top half of the screen, where apps put their search bar. A field whose
+words ask for an account (phone, e-mail, user name, student number), a code,
+a secret or a personal detail (name, address, card) is a form field, whatever
+else the page shows, and so is any field of a sign-in wall.
+
+A sign-in wall is a screen that asks who the person is before it shows
+anything, with or without a password field: a field asking for an account or a
+one-time code beside a button that goes on ("Continue", "Next", "Get code",
+"登录", "下一步", "获取验证码", "계속", "次へ"), or a choice of accounts to continue
+with ("Continue with Google", "使用微信登录"). Words in English, Chinese, Korean
+and Japanese, as in the lexicon: kinds of fields and buttons, never one app's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from droidretriever.models import Screen, UIElement
+from droidretriever.text import fold_for_matching
+
+__all__ = ["find_login_wall", "find_text_fields", "is_search_field"]
+
+_SEARCH_WORDS = re.compile(
+    r"search|find|look ?up|query|搜索|搜一搜|搜|查|검색|찾기|検索|探す|buscar|rechercher|suche|поиск"
+)
+# What a form asks for: who the person is, a code, a secret, a personal detail.
+_FORM_WORDS = re.compile(
+    r"\b(?:phone|mobile|e-?mail|account|user ?name|username|user id|login|log in|sign in|password|"
+    r"passcode|pin|otp|code|verification|name|address|card|cvv|id number|student id)\b|"
+    r"手机|电话|邮箱|账号|帐号|用户名|密码|验证码|校验码|动态码|学号|工号|身份证|姓名|地址|卡号|"
+    r"전화|휴대폰|이메일|아이디|비밀번호|인증|주소|이름|電話|メール|パスワード|認証|確認コード|住所|氏名"
+)
+# Buttons that carry a sign-in on: the person's identity goes with them.
+_GOES_ON = re.compile(
+    r"^(?:continue|next|log ?in|sign ?in|sign ?up|register|get (?:a |the )?code|send (?:a |the )?code|"
+    r"verify|submit|继续|下一步|登录|登入|注册|获取验证码|发送验证码|获取短信验证码|验证|确定|"
+    r"계속|다음|로그인|인증|인증번호 받기|続行|次へ|ログイン|認証|送信)\b"
+)
+_CONTINUE_WITH = re.compile(
+    r"\b(?:continue|sign ?in|log ?in|sign ?up) with\b|(?:使用|通过).{1,8}(?:登录|登入)|"
+    r"(?:微信|qq|微博|支付宝|本机号码|手机号)(?:一键)?登录|로 (?:계속|로그인)|で(?:続行|ログイン|サインイン)"
+)
+_TOP_HALF = 0.5
+
+
+def find_text_fields(screen: Screen) -> tuple[UIElement, ...]:
+    """The fields a person types into (a read-only counter marked editable is not one)."""
+    return tuple(e for e in screen.elements
+                 if e.editable and ("EditText" in e.class_name or not e.class_name))
+
+
+def is_search_field(field: UIElement, screen: Screen) -> bool:
+    """Whether ``field`` is the app's search field, by its role (see the module docstring)."""
+    if field.password or not field.editable:
+        return False
+    words = _field_words(field)
+    if _SEARCH_WORDS.search(words):
+        return True
+    if _FORM_WORDS.search(words) or find_login_wall(screen) is not None:
+        return False
+    fields = find_text_fields(screen)
+    return (len(fields) == 1 and fields[0].id == field.id
+            and field.bounds.center.y <= screen.height * _TOP_HALF)
+
+
+def find_login_wall(screen: Screen) -> UIElement | None:
+    """The element that makes ``screen`` a sign-in wall (its account or code field, or a
+    "continue with" choice), or None."""
+    buttons = [e for e in screen.elements
+               if (e.clickable or e.class_name.endswith("Button")) and 0 < len(e.label.strip()) <= 40]
+    continue_with = [b for b in buttons if _CONTINUE_WITH.search(fold_for_matching(b.label))]
+    goes_on = bool(continue_with) or any(_GOES_ON.search(fold_for_matching(b.label)) for b in buttons)
+    for field in find_text_fields(screen):
+        words = _field_words(field)
+        if field.password or (_FORM_WORDS.search(words) and not _SEARCH_WORDS.search(words) and goes_on):
+            return field
+    return continue_with[0] if len(continue_with) >= 2 else None
+
+
+def _field_words(field: UIElement) -> str:
+    """What a field says about itself: its text (the hint when empty), description and resource id."""
+    name = field.resource_id.rpartition("/")[2].replace("_", " ")
+    return fold_for_matching(f"{field.text} {field.content_desc} {name}")

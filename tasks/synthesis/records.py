@@ -1,0 +1,205 @@
+"""The records of a list page, each with all its fields, filtered and shaped as the question asks.
+
+A record is an item of a captured page that carries more than a name: a card
+whose texts perception merged (``"天河城 → 广州塔 | 2025-06-22 18:42 · 快车 | ¥21.30"``), or
+a name with its lines and values (a ride, a song with its artist, a train with its
+times, a specification row). A page with two or more records is a list: when the
+copilot judged it the answer, its records are the answer, every one with every
+field, then only those passing the question's filters (a price range, a time of
+day, dates relative to the phone's clock), in the order and number it asks for
+(the cheapest, the top 5), and the report says which filters and order it applied
+(:mod:`inference.rules.asks`). Navigation labels, headings and the search box are
+no records: one field, no values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import date
+
+from droidretriever.models import Capture, UIElement
+from inference.rules.asks import AnswerFormat, AnswerRequest, Order
+from tasks.synthesis.citations import format_citation
+from tasks.synthesis.items import Item, ItemValue, dedupe_elements
+from tasks.synthesis.values import MeasureKind, read_measures
+
+__all__ = ["describe_record", "find_records", "record_fields", "select_records"]
+
+_FIELD_SPLIT = re.compile(r"\s*\|\s*")
+_MIN_RECORDS = 2
+_FIELD_CHARS = 40  # a field of a record (a name, an artist, a route) is shorter than this
+_LINE_GAP = 0.4  # lines of one record sit closer than this share of a line's height
+_DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)年(\d{1,2})月(?!\d)|"
+                   r"(?<![\d-])(\d{1,2})[-/月](\d{1,2})日?(?![\d:])")
+_ANY_YEAR = date(2000, 1, 1)  # a leap year: a month range reads a yearless "2月29日" too
+_CLOCK = re.compile(r"(?<!\d)([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
+def record_fields(item: Item) -> tuple[str, ...]:
+    """Every field of ``item``, in reading order: its name's parts, its lines, its values read elsewhere."""
+    fields = [f for f in _FIELD_SPLIT.split(item.name) if f]
+    fields += [line for line in item.lines if line not in fields]
+    shown = " ".join(fields)
+    fields += [v.text for v in item.values
+               if v.text not in shown and v.quote != item.name_quote and v.quote not in item.lines]
+    return tuple(dict.fromkeys(fields))
+
+
+def find_records(captures: Sequence[Capture], items: Sequence[Item]) -> list[Item]:
+    """The records of the captured pages: per page, its merged cards or its repeated blocks of lines,
+    whichever list is longer; none when a page shows fewer than two. The same record seen twice
+    (at a seam of the stitched capture) is listed once."""
+    records: list[Item] = []
+    for capture in captures:
+        cards = [_whole_card(capture, i) for i in items if i.capture_id == capture.id and "|" in i.name
+                 and len(record_fields(i)) >= 2 and not i.page]
+        blocks = _block_records(capture)
+        found = cards if len(cards) >= len(blocks) else blocks
+        if len(found) >= _MIN_RECORDS:
+            records += found
+    unique: dict[tuple[str, tuple[str, ...]], Item] = {}
+    for record in records:
+        unique.setdefault((record.capture_id, record_fields(record)), record)
+    return list(unique.values())
+
+
+def _whole_card(capture: Capture, item: Item) -> Item:
+    """The card named by its element's whole text: its name had the values (a time, a fare) taken out,
+    and a record shows every field where the page put it."""
+    element = next((e for e in capture.elements if e.bounds == item.name_box and "|" in e.label), None)
+    if element is None:
+        return item
+    label = element.label.strip()
+    return item.model_copy(update={"name": label, "name_quote": label})
+
+
+def _block_records(capture: Capture) -> list[Item]:
+    """Blocks of two or more lines stacked close together, of the shape most of them share
+    (lines per block, left edge): the rows of a list whose cells are separate texts."""
+    texts = [e for e in dedupe_elements(capture.elements) if not e.editable and not e.clickable]
+    blocks: list[list[UIElement]] = []
+    for element in sorted(texts, key=lambda e: (e.bounds.top, e.bounds.left)):
+        last = blocks[-1][-1] if blocks else None
+        if (last is not None and element.bounds.left == last.bounds.left
+                and 0 <= element.bounds.top - last.bounds.bottom <= _LINE_GAP * max(last.bounds.height, 1)):
+            blocks[-1].append(element)
+        else:
+            blocks.append([element])
+    # Fields are short, or carry values; a heading over its paragraph is an article's, not a record.
+    blocks = [b for b in blocks if len(b) >= 2 and (
+        all(len(e.label.strip()) <= _FIELD_CHARS for e in b) or any(read_measures(e.label) for e in b[1:]))]
+    shapes = Counter((len(b), b[0].bounds.left) for b in blocks)
+    if not shapes:
+        return []
+    shape, count = shapes.most_common(1)[0]
+    if count < _MIN_RECORDS:
+        return []
+    return [_block_item(capture, b) for b in blocks if (len(b), b[0].bounds.left) == shape]
+
+
+def _block_item(capture: Capture, block: Sequence[UIElement]) -> Item:
+    head, rest = block[0], block[1:]
+    values = [
+        ItemValue(kind=m.kind, value=m.value, unit=m.unit, text=m.text, quote=e.label.strip(), span=m.text,
+                  element_id=e.id, box=e.bounds)
+        for e in rest for m in read_measures(e.label)
+    ]
+    return Item(capture_id=capture.id, package=capture.package, name=head.label.strip(),
+                name_quote=head.label.strip(), name_box=head.bounds, values=tuple(values),
+                lines=tuple(e.label.strip() for e in rest))
+
+
+def describe_record(item: Item, request: AnswerRequest) -> str:
+    """One record as a claim: its fields joined and cited (only its name when the question asks for names)."""
+    if request.format is AnswerFormat.NAMES:
+        name = _FIELD_SPLIT.split(item.name)[0]
+        return f"**{_cell(name)}** {format_citation(item.capture_id, item.name_quote)}"
+    quotes = [item.name_quote, *(v.quote for v in item.values if v.text not in item.name)]
+    if not item.values:
+        quotes += list(item.lines)  # every line of the record is cited
+    cited = " ".join(format_citation(item.capture_id, q) for q in dict.fromkeys(quotes))
+    return f"{' · '.join(_cell(f) for f in record_fields(item))} {cited}"
+
+
+def select_records(records: Sequence[Item], request: AnswerRequest,
+                   today: date | None) -> tuple[list[Item], list[str]]:
+    """The records passing the question's filters, ordered and counted as it asks; what was applied."""
+    kept = list(records)
+    said: list[str] = []
+    if request.price is not None:
+        priced = [r for r in kept if r.value(MeasureKind.PRICE) is not None]
+        if priced:
+            kept = [r for r in priced if _price_of(r) is not None and request.price.holds(_price_of(r) or 0.0)]
+            said.append(f"price {request.price.words}")
+    if request.time_of_day is not None:
+        timed = [r for r in kept if _minutes_of(r) is not None]
+        if timed:
+            window = request.time_of_day
+            kept = [r for r in timed if window.holds(_minutes_of(r) or 0)]
+            said.append(f"time of day: {window.words}")
+    months = request.dates.months() if request.dates is not None else None
+    if request.dates is not None and months is not None:
+        dated = [(r, _date_of(r, today or _ANY_YEAR)) for r in kept]
+        if any(d is not None for _, d in dated):
+            first_month, last_month = months
+            kept = [r for r, d in dated if d is not None and first_month <= d.month <= last_month]
+            said.append(f"dates: {request.dates.words} (months {first_month} to {last_month})")
+    elif request.dates is not None and today is not None:
+        dated = [(r, _date_of(r, today)) for r in kept]
+        if any(d is not None for _, d in dated):
+            first, last = request.dates.span(today)
+            kept = [r for r, d in dated if d is not None and first <= d <= last]
+            said.append(f"dates: {request.dates.words} ({first.isoformat()} to {last.isoformat()}, "
+                        "by the phone's date)")
+    if request.order in (Order.CHEAPEST, Order.DEAREST):
+        priced = [r for r in kept if _price_of(r) is not None]
+        if priced:
+            kept = sorted(priced, key=lambda r: _price_of(r) or 0.0, reverse=request.order is Order.DEAREST)
+            said.append(request.order.value)
+    elif request.order is Order.BEST_RATED:
+        rated = [r for r in kept if r.value(MeasureKind.RATING) is not None]
+        if rated:
+            kept = sorted(rated, key=lambda r: -(_rating_of(r) or 0.0))
+            said.append(request.order.value)
+    if request.limit is not None and len(kept) > request.limit:
+        kept = kept[: request.limit]
+        said.append(f"the first {request.limit}")
+    return kept, said
+
+
+def _price_of(item: Item) -> float | None:
+    value = item.value(MeasureKind.PRICE)
+    return value.value if value is not None else None
+
+
+def _rating_of(item: Item) -> float | None:
+    value = item.value(MeasureKind.RATING)
+    return value.value if value is not None else None
+
+
+def _minutes_of(item: Item) -> int | None:
+    match = _CLOCK.search(" ".join(record_fields(item)))
+    return int(match.group(1)) * 60 + int(match.group(2)) if match else None
+
+
+def _date_of(item: Item, today: date) -> date | None:
+    """The first date a record states (a month alone counts as its first day), in ``today``'s year when
+    it gives none."""
+    match = _DATE.search(" ".join(record_fields(item)))
+    if match is None:
+        return None
+    groups = match.groups()
+    try:
+        if groups[0]:
+            return date(int(groups[0]), int(groups[1]), int(groups[2]))
+        if groups[3]:
+            return date(int(groups[3]), int(groups[4]), 1)
+        return date(today.year, int(groups[5]), int(groups[6]))
+    except ValueError:
+        return None
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,56 @@
+"""Labelled rows the question names: a specification table's ``电池容量 | 5500mAh``, kept in the report.
+
+A details page often lays its attributes out as rows of two texts side by side:
+a short label on the left, its value on the right (``机身重量`` / ``约229g``). No
+value reader knows every attribute, so when the question names one (its words
+or Chinese bigrams in the label: "电池" in ``电池容量``), the row is reported as
+it stands, both texts cited, for every app that shows it: a comparison keeps the
+attributes the question asks about even where no rule reads their values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from droidretriever.models import Capture, UIElement
+from tasks.synthesis.items import QueryTerms, dedupe_elements, score_relevance
+
+__all__ = ["NamedRow", "find_named_rows"]
+
+_LABEL_CHARS = 12  # a row's label is short: "电池容量", "Battery"
+_SAME_ROW = 0.5  # share of the label's height two texts' tops may differ by on one row
+
+
+class NamedRow(BaseModel):
+    """One labelled row of a page whose label the question names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capture_id: str
+    label: str
+    value: str
+
+
+def find_named_rows(captures: Sequence[Capture], terms: QueryTerms) -> list[NamedRow]:
+    """Rows (a short label, its value right of it on the same line) whose label the question names."""
+    rows: dict[tuple[str, str], NamedRow] = {}
+    for capture in captures:
+        texts = [e for e in dedupe_elements(capture.elements) if not e.clickable and not e.editable]
+        for label in texts:
+            name = label.label.strip()
+            if not 0 < len(name) <= _LABEL_CHARS or score_relevance(terms, name) <= 0.0:
+                continue
+            value = _value_right_of(label, texts)
+            if value is not None:
+                rows.setdefault((capture.id, name), NamedRow(capture_id=capture.id, label=name,
+                                                             value=value.label.strip()))
+    return list(rows.values())
+
+
+def _value_right_of(label: UIElement, texts: Sequence[UIElement]) -> UIElement | None:
+    box = label.bounds
+    beside = [e for e in texts if e is not label and e.bounds.left >= box.right
+              and abs(e.bounds.top - box.top) <= _SAME_ROW * max(box.height, 1)]
+    return min(beside, key=lambda e: e.bounds.left, default=None)

@@ -1,0 +1,33 @@
+"""Route memory on the virtual phones: a remembered route replays up to the search, and the result
+opened is the one for this question's term, never the earlier question's item."""
+
+from __future__ import annotations
+
+from droidretriever.models import Capture, SubTaskResult, SubTaskStatus, new_id
+from tasks.navigate import NavigateRequest, navigate_subtask
+from tests.tasks.navigate.conftest import Rig, subtask
+
+JD = "com.jingdong.app.mall"
+
+
+def _ask(rig: Rig, sid: str, term: str) -> SubTaskResult:
+    task = subtask(sid, "JD", JD, f"What does the {term} cost on JD?", term)
+    return navigate_subtask(rig.copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
+
+
+def _product(capture: Capture) -> str:
+    """The product a details page is about: the first text naming the phone model."""
+    return next(e.label for e in capture.elements if e.label.startswith("Xiaomi 14"))
+
+
+def test_a_remembered_route_does_not_open_the_previous_questions_item(rig: Rig) -> None:
+    first = _ask(rig, "jd-first", "Xiaomi 14 Ultra")
+    assert first.status is SubTaskStatus.COMPLETED, first.reason
+    assert "Ultra" in _product(first.captures[0])
+    rig.sim.control.reset("boot")
+    # The earlier question's item is on this search's results page too.
+    second = _ask(rig, "jd-second", "Xiaomi 14")
+    assert second.status is SubTaskStatus.COMPLETED, second.reason
+    policies = [s.policy for s in second.trace.steps]
+    assert "route_memory" in policies  # the route was replayed up to the search
+    assert "Ultra" not in _product(second.captures[0]), _product(second.captures[0])

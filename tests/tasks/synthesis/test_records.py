@@ -1,0 +1,79 @@
+"""A record list reported record by record, every field kept, the question's filters applied and said.
+
+The page is the virtual phones' trip list, recorded by record_captures.py from a
+Study 1 task's scripted path; the questions are written here, not a suite's.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import date
+
+from PIL import Image
+
+from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from storage import FakeObjectStore
+from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
+from tasks.synthesis.report import build_report, synthesize_report
+from tests.tasks.synthesis.record_captures import CAPTURES_DIR
+
+TRIPS = "s1_07_taxi_trips.com.sdu.didi.psnger.json"
+
+
+def _trips() -> tuple[Capture, list[AppStatus]]:
+    capture = Capture.model_validate_json((CAPTURES_DIR / TRIPS).read_text("utf-8"))
+    return capture, [AppStatus(app_label="DiDi", package=capture.package, status=SubTaskStatus.COMPLETED)]
+
+
+def _record_lines(markdown: str) -> list[str]:
+    return [line for line in markdown.splitlines() if line.startswith(("- 20", "| 20", "- **20"))]
+
+
+def test_every_record_with_every_field_when_no_filter() -> None:
+    capture, apps = _trips()
+    written = write_extractive(Query(text="Show my DiDi trips"), [capture], apps)
+    rows = _record_lines(written.markdown)
+    assert len(rows) == 16  # every trip on the stitched page, the seam's cut copy once
+    assert written.page_dumps == ()  # records are an answer, not a dump
+    first = rows[0]
+    for field in ("2024-10-08 09:12", "起点 徐家汇地铁站", "终点 漕河泾开发区", "¥17.40"):
+        assert field in first
+
+
+def test_a_price_range_and_a_month_range_are_applied_and_said() -> None:
+    capture, apps = _trips()
+    query = Query(text="My rides between May and August that cost 15-20 yuan")
+    written = write_extractive(query, [capture], apps)
+    rows = _record_lines(written.markdown)
+    assert [r.split(" · ")[0] for r in rows] == ["- 2024-08-21 22:07", "- 2024-07-03 19:15", "- 2024-05-18 08:42"]
+    assert "applied: price 15-20 yuan; dates: between may and august" in written.markdown
+    report = build_report(run_id="run-records", query=query, markdown=written.markdown, captures=[capture],
+                          apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8)
+    assert report.citations and all(c.grounded for c in report.citations)
+
+
+def test_last_month_counts_from_the_phones_date_in_the_report() -> None:
+    capture, apps = _trips()
+    capture = capture.model_copy(update={"phone_date": date(2024, 9, 15)})  # as the capture step reads it
+    query = Query(text="What did my rides cost last month?")
+    store = FakeObjectStore()  # the capture's image, blank here: the highlight crops cut it
+    image = io.BytesIO()
+    Image.new("RGB", (capture.width, capture.height), "white").save(image, "PNG")
+    store.put_bytes(capture.image_key, image.getvalue(), "image/png")
+    report = synthesize_report(run_id="run-last-month", query=query, captures=[capture], apps=apps,
+                               store=store, threshold=0.8)
+    rows = _record_lines(report.markdown)
+    assert [r.split(" · ")[0] for r in rows] == ["- 2024-08-21 22:07", "- 2024-08-02 18:50"]
+    assert "dates: last month (2024-08-01 to 2024-08-31, by the phone's date)" in report.markdown
+
+
+def test_the_cheapest_n_as_a_table_and_names_only() -> None:
+    capture, apps = _trips()
+    table = write_extractive(Query(text="我的行程里价格最低的2个,做成表格"), [capture], apps).markdown
+    rows = _record_lines(table)
+    assert len(rows) == 2 and "¥12.90" in rows[0] and "¥14.20" in rows[1]
+    assert "cheapest first; the first 2" in table
+    names = write_extractive(Query(text="rides in the evening, only the names"), [capture], apps).markdown
+    rows = _record_lines(names)
+    assert rows and all("¥" not in row.split("[")[0] for row in rows)  # names only, no fares
+    assert "time of day: in the evening" in names
