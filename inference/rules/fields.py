@@ -13,7 +13,8 @@ A sign-in wall is a screen that asks who the person is before it shows
 anything, with or without a password field: a field asking for an account or a
 one-time code beside a button that goes on ("Continue", "Next", "Get code",
 "登录", "下一步", "获取验证码", "계속", "次へ"), or a choice of accounts to continue
-with ("Continue with Google", "使用微信登录"). Words in English, Chinese, Korean
+with ("Continue with Google", "使用微信登录") and no other way on than back, close or
+skip (a profile page offering sign-in beside its settings is no wall). Words in English, Chinese, Korean
 and Japanese, as in the lexicon: kinds of fields and buttons, never one app's.
 """
 
@@ -45,6 +46,11 @@ _GOES_ON = re.compile(
 _CONTINUE_WITH = re.compile(
     r"\b(?:continue|sign ?in|log ?in|sign ?up) with\b|(?:使用|通过).{1,8}(?:登录|登入)|"
     r"(?:微信|qq|微博|支付宝|本机号码|手机号)(?:一键)?登录|로 (?:계속|로그인)|で(?:続行|ログイン|サインイン)"
+)
+# Controls that only leave a screen or wait: every sign-in wall may have them.
+_WAY_BACK = re.compile(
+    r"^(?:back|navigate up|close|cancel|skip|not now|later|maybe later|dismiss|返回|关闭|取消|跳过|"
+    r"以后再说|暂不登录|稍后|뒤로|닫기|취소|건너뛰기|나중에|戻る|閉じる|キャンセル|スキップ|後で)\b"
 )
 _TOP_HALF = 0.5
 
@@ -80,7 +86,14 @@ def find_login_wall(screen: Screen) -> UIElement | None:
         words = _field_words(field)
         if field.password or (_FORM_WORDS.search(words) and not _SEARCH_WORDS.search(words) and goes_on):
             return field
-    return continue_with[0] if len(continue_with) >= 2 else None
+    if len(continue_with) < 2:
+        return None
+    # A page that offers sign-in beside other ways on (a profile page's "Sign up to save your
+    # bookmarks!" above its Settings) is no wall: the person is not asked before anything is
+    # shown. The gate still never presses a "continue with" choice (never_tap).
+    others = [b for b in buttons if b not in continue_with and not _GOES_ON.search(fold_for_matching(b.label))
+              and not _WAY_BACK.search(fold_for_matching(b.label))]
+    return None if others else continue_with[0]
 
 
 def _field_words(field: UIElement) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Input, PageType, RiskCategory, UIElement
+from droidretriever.models import Input, PageType, RiskCategory, Tap, UIElement
 from inference.policies import find_search_field
 from inference.rules import (
     check_action,
@@ -77,3 +77,14 @@ def test_a_search_field_holding_risky_words_typed_earlier_is_not_read_as_a_label
     screen = screen_of(element("t", "Home", top=100),
                        _field("f", "话费充值", resource_id="com.example:id/search_bar"))
     assert find_risk(screen) is None
+
+
+def test_a_page_offering_sign_in_beside_other_ways_on_is_no_wall() -> None:
+    # A profile page: "Sign up to save your bookmarks!" with account choices, and its Settings.
+    screen = screen_of(element("t", "Sign up to save your bookmarks!", top=100),
+                       _button("up", "Navigate up", 20), _button("s", "Settings", 20),
+                       _button("f", "Continue with Facebook", 400),
+                       _button("g", "Continue with Google", 520), _button("l", "Log In", 640))
+    assert find_login_wall(screen) is None
+    assert check_action(Tap(target="s"), screen) is None  # its Settings is a way on
+    assert check_action(Tap(target="g"), screen) is not None  # a sign-in choice never is
