@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -355,3 +356,22 @@ def test_kustomize_builds_the_manifests(tmp_path: Path) -> None:
     assert all(doc["metadata"].get("namespace") == "droidretriever" for doc in built
                if doc["kind"] != "Namespace")
     assert len(built) == len(k8s_resources())
+
+
+# ---------------------------------------------------------------------------- the image
+
+
+def test_the_image_installs_every_package_as_a_user() -> None:
+    """The Dockerfile copies each package pyproject.toml installs, pins its base, and drops root."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
+    lines = [line.split() for line in (ROOT / "Dockerfile").read_text().splitlines()
+             if line and not line.startswith("#")]
+    copied = {words[1] for words in lines if words[0] == "COPY"}
+    assert packages <= copied, f"not copied into the image: {sorted(packages - copied)}"
+    base = next(words[1] for words in lines if words[0] == "FROM")
+    assert ":" in base and not base.endswith(":latest"), base
+    assert [words[1] for words in lines if words[0] == "USER"] == ["droidretriever"]
+    assert any(w[:2] == ["RUN", "pip"] and "constraints.txt" in w for w in lines)
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    assert not packages & set(ignored) and {".venv", ".git", "deploy/.env"} <= set(ignored)
