@@ -327,6 +327,9 @@ class SimSettings(_Section):
     phones: int = Field(default=2, ge=1, le=64)
     seed: int = 7
     latency: LatencyProfile = LatencyProfile.ZERO
+    # The phones are numbered from this index (emulator-5554 is 0, emulator-5556 is 1, ...):
+    # farm hosts sharing one Redis give their phones distinct serials.
+    first_index: int = Field(default=0, ge=0, le=10_000)
     # DroidBot recordings served as installed apps of replay phones (``farm up --recordings``).
     recordings: Path | None = None
 
@@ -384,6 +387,10 @@ class StackSettings(_Section):
 
     weed_base_port: int = Field(default=18330, ge=1024, le=65535 - 6)
     start_timeout_s: float = Field(default=90.0, gt=0, le=600)
+    # Addresses of this machine, besides loopback, on which `up` runs the stack's services
+    # itself when their URLs name one: the services host of a lab, whose farm hosts point
+    # their URLs at it. Their secrets are then set, not generated (every host needs them).
+    serve_hosts: tuple[str, ...] = ()
 
 
 class SubscriptionSettings(_Section):
@@ -474,6 +481,10 @@ class Settings(BaseSettings):
     def secrets(self) -> SecretFiles:
         """The generated secrets of the local stack (``<state_dir>/secrets``)."""
         return SecretFiles(self.state_dir)
+
+    def serves_here(self, host: str | None) -> bool:
+        """Whether ``up`` runs a service bound to ``host`` itself (loopback or ``stack.serve_hosts``)."""
+        return is_loopback(host) or host in self.stack.serve_hosts
 
 
 def config_file_path() -> Path | None:

@@ -53,6 +53,7 @@ from flows.keys import alive_key, crash_claim_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
 from flows.stop import request_stop
+from storage import StorageError
 from tasks.control import ControlCommand, ControlKind, RedisControlChannel
 
 __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
@@ -60,6 +61,7 @@ __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 log = logging.getLogger(__name__)
 
 _RETRIEVE_FLOW = "retrieve"
+_ENDED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.STOPPED, RunStatus.CRASHED})
 _CLAIM_TTL_S = 60  # long enough to mark a run; a sweep that died meanwhile is redone after it
 
 
@@ -111,7 +113,7 @@ def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:
         if run_id is None or started is None or utcnow() - started < timedelta(seconds=ttl_s):
             continue  # not one of ours, or too young to have lit its beacon for sure
         try:
-            if services.redis.exists(alive_key(run_id)):
+            if services.redis.exists(alive_key(run_id)) or _has_ended(services, run_id):
                 continue
             # `status` and the subscriptions service may sweep at once: one of them marks it.
             if not services.redis.set(crash_claim_key(run_id), "1", nx=True, ex=_CLAIM_TTL_S):
@@ -131,6 +133,20 @@ def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:
         log.info("%s", found.describe())
         crashed.append(found)
     return crashed
+
+
+def _has_ended(services: FlowServices, run_id: str) -> bool:
+    """Whether the run's manifest already says how it ended.
+
+    Its process puts the beacon out just before Prefect hears the flow's final state:
+    a sweep in that moment sees Running with no beacon. The manifest, written first,
+    tells a run that finished from one whose process died.
+    """
+    try:
+        status = services.manifests.read(run_id).status
+    except StorageError:
+        return False  # no manifest to say so: judged by the beacon alone
+    return status in _ENDED
 
 
 def _running_retrieve_runs() -> list[FlowRun]:

@@ -124,6 +124,7 @@ def bring_up_sim(settings: Settings, phones: int, recordings: Sequence[Path] = (
     sim = start_process(settings.state_dir, "sim", [
         "python", "-m", "device_farm.sim", "--phones", str(phones), "--host", host,
         "--port", str(port), "--seed", str(settings.sim.seed),
+        "--first-index", str(settings.sim.first_index),
         "--latency", settings.sim.latency.value,
         *(["--recordings", *(str(p.resolve()) for p in recorded)] if recorded else []),
     ])

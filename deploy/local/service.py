@@ -139,8 +139,9 @@ class ProcessService(ABC):
     """A service run as one background process with a pid file and a log file.
 
     Subclasses give the name, URL, ports, command and health check. A service
-    whose URL is not on this machine is "external": never started or stopped,
-    only health-checked (production points the URLs at real servers).
+    whose URL is not on this machine (loopback, or an address of ``stack.serve_hosts``)
+    is "external": never started or stopped, only health-checked (production points
+    the URLs at real servers).
     """
 
     name: ClassVar[str]
@@ -189,7 +190,8 @@ class ProcessService(ABC):
 
     @property
     def managed(self) -> bool:
-        return self.host in LOOPBACK_HOSTS
+        """Whether ``up`` runs it: bound to loopback or to one of ``stack.serve_hosts``."""
+        return self.settings.serves_here(self.host)
 
     def is_ours_running(self) -> bool:
         """Whether the process of our pid file is alive and still ours."""

@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.adb_port, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=settings.seed)
+    parser.add_argument("--first-index", type=int, default=settings.first_index,
+                        help="number the phones from this index (emulator-5554 is 0): farm hosts "
+                             "sharing one Redis need distinct serials")
     parser.add_argument("--latency", choices=[p.value for p in LatencyProfile], default=settings.latency.value)
     parser.add_argument("--apps", nargs="+", type=Path, metavar="APP_YAML",
                         help="serve only these app files (default: every app in device_farm/sim/apps)")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"recorded {recorded.package} ({recorded.label}, {recorded.width}x{recorded.height}): "
                   f"{len(recorded.screens)} screens, {recorded.edge_count} recorded events", flush=True)
         serve_forever(SimServer(args.phones, args.host, args.port, args.seed, LatencyProfile(args.latency),
-                                catalog=catalog, replays=replays))
+                                catalog=catalog, replays=replays, first_index=args.first_index))
     except SimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if exc.hint:

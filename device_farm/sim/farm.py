@@ -79,19 +79,20 @@ class Farm:
     names the packages installed on some phones (``{serial: [package, ...]}``);
     either way any catalog app can be installed later (control ``install``).
     Recorded apps (``replays``) are installed on replay phones of their
-    recording's screen size, numbered after the N phones, beside the catalog.
+    recording's screen size, numbered after the N phones, beside the catalog. The
+    first phone is number ``first_index`` (a second host's farm starts after the first's).
     """
 
     def __init__(self, catalog: Catalog, phones: int, seed: int, latency: LatencyProfile,
                  phone_apps: Mapping[str, Iterable[str]] | None = None,
-                 replays: Sequence[ReplayApp] = ()) -> None:
+                 replays: Sequence[ReplayApp] = (), first_index: int = 0) -> None:
         self.catalog = catalog
         self.seed = seed
         self.devices: dict[str, VirtualDevice] = {}
         installed = _installed_sets(catalog, phones, phone_apps or {})
         for i in range(phones):
             model, display = _MODELS[i % len(_MODELS)] if i else _MODELS[0]
-            serial = serial_for(i)
+            serial = serial_for(first_index + i)
             phone = Phone(PhoneIdentity(serial, model, display, seed), installed.get(serial, catalog),
                           available=catalog)
             self.devices[phone.serial] = VirtualDevice(
@@ -101,7 +102,7 @@ class Farm:
             index = phones + j
             entries = {p: replay_app_spec(app) for p, app in recorded.items()}
             installed_here = Catalog(apps={**catalog.apps, **entries})
-            phone = Phone(PhoneIdentity(serial_for(index), f"Replay {display.width}x{display.height}",
+            phone = Phone(PhoneIdentity(serial_for(first_index + index), f"Replay {display.width}x{display.height}",
                                         display, seed), installed_here, available=installed_here,
                           replays=recorded)
             self.devices[phone.serial] = VirtualDevice(

@@ -222,19 +222,20 @@ class SimServer:
     ``phone_apps`` (``{serial: [package, ...]}``) installs only those apps on
     the named phones; the others get the whole catalog. ``replays`` (recorded
     apps, :func:`device_farm.sim.load_recordings`) adds a replay phone per
-    recorded screen size, numbered after the N phones.
+    recorded screen size, numbered after the N phones. Phones are numbered from
+    ``first_index`` (``emulator-5554`` is 0), so farms on several hosts differ.
     """
 
     def __init__(self, phones: int = 2, host: str = "127.0.0.1", port: int = 0, seed: int = 7,
                  latency: LatencyProfile | str = LatencyProfile.ZERO, catalog: Catalog | None = None,
                  phone_apps: Mapping[str, Iterable[str]] | None = None,
-                 replays: Sequence[ReplayApp] = ()) -> None:
+                 replays: Sequence[ReplayApp] = (), first_index: int = 0) -> None:
         if phones < 1:
             raise SimServerError(f"phones must be at least 1 (got {phones})", hint="pass phones=1 or more")
         self.host = host
         self._requested_port = port
         self.farm = Farm(catalog or load_catalog(), phones, seed, LatencyProfile(latency), phone_apps,
-                         replays)
+                         replays, first_index=first_index)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

@@ -89,6 +89,7 @@ class LocalStack:
             "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
             "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
             "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
+            "DROIDRETRIEVER_API__PORT": str(free_port()),  # not 8700: another stack may hold it
             "DROIDRETRIEVER_STACK__START_TIMEOUT_S": str(start_timeout_s),
             "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
             "DROIDRETRIEVER_SIM__PHONES": str(phones),

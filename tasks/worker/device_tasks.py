@@ -122,23 +122,28 @@ def find_repeat_delivery(task: Task[Any, Any], device: BoundDevice) -> str | Non
 def run_device_task(task: Task[Any, Any], spec: DeviceTaskSpec, request: BaseModel) -> BaseModel:
     """Run ``spec`` on this worker's phone with lease, in-flight record and health handling."""
     device = bound_device()
-    repeat = find_repeat_delivery(task, device)
-    if repeat is not None:
-        log.warning("%s[%s] delivered again (%s): not run twice", spec.name, task.request.id, repeat)
-        raise Ignore(repeat)
-    run_id = getattr(request, "run_id", None)
     delivery = task.request.delivery_info or {}
     inflight = InflightTask(
         task_id=str(task.request.id), task_name=spec.name,
         queue=str(delivery.get("routing_key") or ""), started_at=datetime.now(UTC),
     )
+    # Recorded first: a host that dies from here on (a power cut takes the worker before its
+    # checks and lease are done) has this message handed on by the farm monitor, which finds
+    # a dead worker's message by this record only.
+    device.registry.set_inflight(device.serial, inflight)
+    repeat = find_repeat_delivery(task, device)
+    if repeat is not None:
+        device.registry.set_inflight(device.serial, None)
+        log.warning("%s[%s] delivered again (%s): not run twice", spec.name, task.request.id, repeat)
+        raise Ignore(repeat)
+    run_id = getattr(request, "run_id", None)
     if isinstance(run_id, str) and run_id:
         try:
             device.begin_run(run_id)
         except DeviceBusy as exc:
             # Another run holds this phone (paused): hand the sub-task to another phone.
+            device.registry.set_inflight(device.serial, None)
             raise Reject(str(exc), requeue=True) from exc
-    device.registry.set_inflight(device.serial, inflight)
     try:
         result = spec.fn(device, request)
     except (DeviceLost, DeviceTimeout, DeviceQuarantined) as exc:

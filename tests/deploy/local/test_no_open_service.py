@@ -61,6 +61,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
+        "DROIDRETRIEVER_API__PORT": str(free_port()),  # not 8700: another stack may hold it
     }
     try:
         up = _cli(env, "up", "--no-farm")

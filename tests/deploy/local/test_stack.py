@@ -173,3 +173,13 @@ def test_a_server_that_dies_on_start_is_reported_with_the_line_that_says_why(
     assert "redis exited while starting" in message
     assert f"{port}" in message and "address already in use" in message.lower()
     assert str(service.log_path) in (caught.value.hint or "")
+
+
+def test_a_services_host_runs_what_its_serve_hosts_name(tmp_path: Path) -> None:
+    """A URL on another address is external, unless ``stack.serve_hosts`` says it is this host's."""
+    redis = RedisSettings(url="redis://:pw@10.231.0.1:6390/0")
+    lab = load_settings(state_dir=tmp_path, redis=redis,
+                        stack={"serve_hosts": ["10.231.0.1"]})
+    assert RedisService(lab).managed
+    assert not RedisService(load_settings(state_dir=tmp_path, redis=redis)).managed
+    assert RedisService(load_settings(state_dir=tmp_path)).managed  # loopback, as ever

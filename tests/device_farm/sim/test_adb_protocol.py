@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from device_farm.sim import SimServer
+from tests.support.example_apps import example_catalog
 
 
 def test_device_list_and_extended_listing(sim: SimServer) -> None:
@@ -96,3 +97,11 @@ def test_packages_monkey_force_stop(device: adbutils.AdbDevice) -> None:
     started = device.shell("am start -n com.android.settings/.applications.ManageApplications")
     assert started == "Starting: Intent { cmp=com.android.settings/.applications.ManageApplications }"
     assert device.app_current().activity.endswith("ManageApplications")
+
+
+def test_a_second_hosts_phones_are_numbered_after_the_first() -> None:
+    """``first_index`` (DROIDRETRIEVER_SIM__FIRST_INDEX): farm hosts sharing a Redis differ in serials."""
+    with SimServer(phones=2, port=0, seed=7, catalog=example_catalog(), first_index=2) as server:
+        assert server.serials == ["emulator-5558", "emulator-5560"]
+        listed = [d.serial for d in adbutils.AdbClient("127.0.0.1", server.port).device_list()]
+        assert listed == ["emulator-5558", "emulator-5560"]
