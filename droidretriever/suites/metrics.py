@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from droidretriever.models import (
     Capture,
     Plan,
+    StepRecord,
     SubTaskResult,
     SubTaskStatus,
     TokenLedger,
@@ -142,13 +143,17 @@ def _one_role(role: str, usage: TokenUsage) -> RoleTokens:
 
 def measure_task(task: SuiteTask, plan: Plan | None, results: Sequence[SubTaskResult], *,
                  tokens: TokenLedger | None = None, wall_s: float = 0.0,
-                 paused: bool | None = None) -> TaskMetrics:
+                 paused: bool | None = None,
+                 steps: Sequence[StepRecord] | None = None) -> TaskMetrics:
     """Measure one task's run from its plan, its sub-task results and its token ledger.
 
     ``paused``: whether a person was asked (from the run's events); None reads it from
     the results (a sub-task that ended ``needs_user`` or has an intervention step).
+    ``steps``: every step of the run as its events recorded them (a person's steps
+    included); None takes the steps of the results' traces.
     """
-    steps = [s for r in results for s in r.trace.steps]
+    if steps is None:
+        steps = [s for r in results for s in r.trace.steps]
     app_of = {s.id: s.app_label for s in plan.subtasks} if plan is not None else {}
     statuses = {app_of.get(r.subtask_id, r.subtask_id): r.status.value for r in results}
     interventions = sum(1 for s in steps if s.intervention)
