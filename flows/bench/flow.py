@@ -21,6 +21,7 @@ import platform
 import queue
 import time
 from contextlib import nullcontext
+from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -141,7 +142,7 @@ def bench(request: BenchRequest) -> BenchResults:
 
 def run_bench(request: BenchRequest) -> BenchResults:
     """Run the ``bench`` flow with one thread per phone in use (``request.devices``)."""
-    runner = ThreadPoolTaskRunner(max_workers=request.devices)
+    runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(max_workers=request.devices)
     return bench.with_options(task_runner=runner)(request)  # type: ignore[arg-type]  # Prefect's generic
 
 

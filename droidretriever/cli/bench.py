@@ -1,0 +1,116 @@
+"""``droidretriever bench run SUITE | list | show RUN | compare A B``: benchmark suites on the farm.
+
+``run`` starts the ``bench`` Prefect flow here (one ``bench-task`` sub-flow per task,
+visible in the Prefect UI) on the local stack's farm, prints a line per task as it
+ends and the suite's table at the end; results go to the object store
+(``bench/<id>/``) and a local folder (``--out``, default ``<state>/bench/<id>/``).
+See docs/bench.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+
+from droidretriever.cli._app import app
+from droidretriever.cli.ask import _local_prefect
+from droidretriever.config import load_settings
+from droidretriever.errors import InputError
+from droidretriever.text import strip_controls
+
+__all__ = ["bench_app"]
+
+console = Console()
+
+bench_app = typer.Typer(help="Run benchmark suites across the farm; list, show and compare runs.",
+                        no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+_NO_OPERATOR_PAUSE_S = "5"  # nobody answers: a pause ends its app quickly, as needs_user
+
+
+@bench_app.command("run")
+def run_suite(
+    suite: str = typer.Argument(..., help="paper, paper-study1, paper-study2, general, examples, "
+                                          "smoke, or a folder of task files"),
+    devices: int = typer.Option(1, "--devices", min=1, max=256, help="phones used at once"),
+    repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="ask every task this often"),
+    operator: str = typer.Option("none", "--operator",
+                                 help="who answers pauses: none (they time out) or scripted "
+                                      "(a test double logs in with a test account, refuses the rest)"),
+    operator_delay: float = typer.Option(3.0, "--operator-delay", min=0.0, max=120.0,
+                                         help="seconds the scripted operator waits before answering"),
+    only: str = typer.Option("", "--only", help="only task ids containing this text"),
+    out: Path | None = typer.Option(None, "--out", help="local folder for the results "
+                                                        "(default <state>/bench/<id>/)"),
+    as_json: bool = typer.Option(False, "--json", help="print results.json instead of the table"),
+) -> None:
+    """Ask every task of SUITE on the farm's phones, score each report, write results and plots."""
+    from droidretriever.suites import resolve_suite
+    from flows.bench import BenchRequest, OperatorKind, render_markdown, run_bench
+
+    if operator not in {k.value for k in OperatorKind}:
+        raise InputError(f"--operator {operator[:20]!r} is neither none nor scripted")
+    resolve_suite(suite)  # a wrong name or folder says so before anything starts
+    if operator == "none":
+        os.environ.setdefault("DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S", _NO_OPERATOR_PAUSE_S)
+    request = BenchRequest(suite=suite, devices=devices, repeat=repeat, operator=OperatorKind(operator),
+                           operator_delay_s=operator_delay, only=only,
+                           out_dir=str(out) if out else None)
+    settings = load_settings()
+    with _local_prefect(settings):
+        results = run_bench(request)
+    if as_json:
+        console.print_json(results.model_dump_json())
+        return
+    console.print(Markdown(strip_controls(render_markdown(results))))
+    folder = out or settings.state_dir / "bench" / results.bench_run_id
+    console.print(f"\nresults: {folder}/ (results.json, results.md, coverage.png, time.png)\n"
+                  f"object store: bench/{results.bench_run_id}/", highlight=False)
+    if results.flow_run_id:
+        console.print(f"Prefect run: {settings.prefect.ui_url}/runs/flow-run/{results.flow_run_id}",
+                      highlight=False)
+    below = [t.task_id for t in results.tasks if t.below_expectation]
+    if below:
+        console.print(f"[red]below the suite's expected coverage:[/] {', '.join(below)}")
+        raise typer.Exit(1)
+
+
+@bench_app.command("list")
+def list_runs() -> None:
+    """The stored benchmark runs, newest first."""
+    from flows.bench import list_results
+    from storage import open_object_store
+
+    for results in list_results(open_object_store(load_settings())):
+        s = results.summary()
+        console.print(f"{results.bench_run_id}  {results.started_at:%Y-%m-%d %H:%M}  {results.suite:<14} "
+                      f"{s.tasks} task(s)  coverage {s.coverage:.0%}  full {s.fully_answered}/{s.tasks}  "
+                      f"{results.request.operator.value} operator", highlight=False)
+
+
+@bench_app.command("show")
+def show_run(run: str = typer.Argument(..., help="a run id, or a results.json path")) -> None:
+    """A run's table."""
+    from flows.bench import load_results, render_markdown
+    from storage import open_object_store
+
+    results = load_results(open_object_store(load_settings()), run)
+    console.print(Markdown(strip_controls(render_markdown(results))))
+
+
+@bench_app.command("compare")
+def compare_runs(before: str = typer.Argument(..., help="run id or results.json"),
+                 after: str = typer.Argument(..., help="run id or results.json"),
+                 as_markdown: bool = typer.Option(False, "--markdown", help="print Markdown source")) -> None:
+    """Per task and per metric differences from BEFORE to AFTER (▲ better, ▼ worse)."""
+    from flows.bench import compare_results, load_results
+    from storage import open_object_store
+
+    store = open_object_store(load_settings())
+    text = compare_results(load_results(store, before), load_results(store, after))
+    console.print(text if as_markdown else Markdown(strip_controls(text)), highlight=False)
