@@ -9,6 +9,7 @@ See docs/bench.md.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -31,6 +32,20 @@ bench_app = typer.Typer(help="Run benchmark suites across the farm; list, show a
 app.add_typer(bench_app, name="bench")
 
 _NO_OPERATOR_PAUSE_S = "5"  # nobody answers: a pause ends its app quickly, as needs_user
+
+
+class _PrintLines(logging.Handler):
+    """Prints the bench flow's progress lines (one per task) as they come."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.INFO)
+        self._console = console
+        self._count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._count += 1
+        self._console.print(f"[{self._count}] {strip_controls(record.getMessage())}", highlight=False,
+                            markup=False)
 
 
 @bench_app.command("run")
@@ -62,8 +77,18 @@ def run_suite(
                            operator_delay_s=operator_delay, only=only,
                            out_dir=str(out) if out else None)
     settings = load_settings()
-    with _local_prefect(settings):
-        results = run_bench(request)
+    shown = Console(stderr=as_json)
+    handler = _PrintLines(shown)
+    lines = logging.getLogger("flows.bench.progress")
+    lines.addHandler(handler)
+    lines.setLevel(logging.INFO)
+    lines.propagate = False
+    shown.print(f"{suite}: asking on up to {devices} phone(s); a line per task as it ends", highlight=False)
+    try:
+        with _local_prefect(settings):
+            results = run_bench(request)
+    finally:
+        lines.removeHandler(handler)
     if as_json:
         console.print_json(results.model_dump_json())
         return

@@ -3,6 +3,7 @@
     metrics = measure_task(task, plan, results, tokens=ledger, wall_s=12.3)
     metrics.apps_right, metrics.mode_right          decomposition (app level, page mode)
     metrics.navigated / metrics.apps_wanted          navigation: target reached and captured
+    metrics.points_captured                          scoring points on the captured pages
     metrics.steps, metrics.intervention_steps        steps; steps a person took
     metrics.paused                                   task-level intervention: any pause
     metrics.model_calls, metrics.tokens              per role; text and image tokens apart
@@ -42,6 +43,7 @@ __all__ = [
     "RoleTokens",
     "TaskMetrics",
     "capture_text",
+    "captured_points",
     "measure_task",
     "navigated_apps",
     "plan_apps_right",
@@ -73,6 +75,7 @@ class TaskMetrics(BaseModel):
     apps_right: bool = False
     mode_right: bool = False
     navigated: tuple[str, ...] = ()  # task apps whose target page was reached and captured
+    points_captured: int = 0  # scoring points on the captured pages (what a writer could state)
     steps: int = 0
     intervention_steps: int = 0
     paused: bool = False  # a person was asked at least once
@@ -131,6 +134,16 @@ def navigated_apps(task: SuiteTask, plan: Plan | None, results: Sequence[SubTask
     return tuple(reached)
 
 
+def captured_points(task: SuiteTask, results: Sequence[SubTaskResult]) -> int:
+    """Scoring points on the pages the run captured (a point listed k times: k lines)."""
+    lines = [line for r in results for c in r.captures for line in capture_text(c).splitlines()]
+    total = 0
+    for point in dict.fromkeys(task.scoring_points):
+        matcher = PointMatcher(point, task.tolerances.get(point))
+        total += min(task.scoring_points.count(point), sum(1 for line in lines if matcher.matches(line)))
+    return total
+
+
 def role_tokens(ledger: TokenLedger) -> tuple[RoleTokens, ...]:
     """The ledger per role, sorted by role, text and image tokens apart."""
     return tuple(_one_role(role, usage) for role, usage in sorted(ledger.roles.items()))
@@ -163,7 +176,8 @@ def measure_task(task: SuiteTask, plan: Plan | None, results: Sequence[SubTaskRe
         apps_wanted=task.apps,
         apps_planned=tuple(dict.fromkeys(s.app_label for s in plan.subtasks)) if plan else (),
         apps_right=plan_apps_right(task, plan), mode_right=plan_mode_right(task, plan),
-        navigated=navigated_apps(task, plan, results), steps=len(steps),
+        navigated=navigated_apps(task, plan, results),
+        points_captured=captured_points(task, results), steps=len(steps),
         intervention_steps=interventions, paused=paused, statuses=statuses,
         tokens=role_tokens(tokens or TokenLedger()),
         exposed_elements=sum(s.exposed_elements for s in steps), wall_s=wall_s,

@@ -16,6 +16,7 @@ its app as ``needs_user`` after ``budgets.pause_timeout_s``.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import queue
@@ -44,7 +45,19 @@ from flows.runtime import FlowServices, open_services
 from flows.ui import current_flow_run_id
 from storage import RunEventReader
 
-__all__ = ["ask_on_a_phone", "bench", "bench_task", "pick_phones", "run_bench"]
+__all__ = ["ask_on_a_phone", "bench", "bench_task", "describe_task_result", "pick_phones", "run_bench"]
+
+# One line per task as it ends (the CLI prints them; the Prefect UI has the runs themselves).
+progress = logging.getLogger("flows.bench.progress")
+
+
+def describe_task_result(result: BenchTaskResult) -> str:
+    """``s2_single_07 on emulator-5554: 10/10 points, 0 wrong, 14 steps (0 a person's), 6.2 s``."""
+    score, m = result.score, result.metrics
+    points = f"{len(score.found)}/{score.points_total} points, {len(score.wrong)} wrong" if score else "no report"
+    told = f" ({result.error})" if result.error else ""
+    return (f"{result.task_id} on {result.serial}: {points}, {m.steps} steps "
+            f"({m.intervention_steps} a person's), {m.wall_s:.1f} s{told}")
 
 
 def _bench_name() -> str:
@@ -105,9 +118,11 @@ def ask_on_a_phone(task: SuiteTask, phones: queue.Queue[str], repeat: int,
     """Take a free phone of the run's pool, ask the task there, give the phone back."""
     serial = phones.get()
     try:
-        return bench_task(task, serial, repeat, expected_coverage, operator)
+        result = bench_task(task, serial, repeat, expected_coverage, operator)
     finally:
         phones.put(serial)
+    progress.info("%s", describe_task_result(result))
+    return result
 
 
 @flow(name="bench", flow_run_name=_bench_name, validate_parameters=False)

@@ -72,6 +72,7 @@ class BenchSummary(Frozen):
     mode_right: int
     navigated_apps: int
     wanted_apps: int
+    all_points_captured: int  # tasks whose captured pages hold every scoring point
     steps: int
     intervention_steps: int
     tasks_paused: int
@@ -117,6 +118,8 @@ class BenchResults(Frozen):
             mode_right=sum(1 for t in tasks if t.metrics.mode_right),
             navigated_apps=sum(len(t.metrics.navigated) for t in tasks),
             wanted_apps=sum(len(t.metrics.apps_wanted) for t in tasks),
+            all_points_captured=sum(1 for t in tasks if t.score is not None
+                                    and t.metrics.points_captured >= t.score.points_total),
             steps=sum(t.metrics.steps for t in tasks),
             intervention_steps=sum(t.metrics.intervention_steps for t in tasks),
             tasks_paused=sum(1 for t in tasks if t.metrics.paused),

@@ -89,6 +89,7 @@ def _summary_rows(s: BenchSummary) -> list[tuple[str, str]]:
         ("app-level decomposition right", f"{s.apps_right}/{s.tasks}"),
         ("page-mode decomposition right", f"{s.mode_right}/{s.tasks}"),
         ("navigation (apps whose target page was reached and captured)", f"{s.navigated_apps}/{s.wanted_apps}"),
+        ("tasks with every scoring point on a captured page", f"{s.all_points_captured}/{s.tasks}"),
         ("steps (of which a person's)", f"{s.steps} ({s.intervention_steps})"),
         ("interventions: tasks with a pause", f"{s.tasks_paused}/{s.tasks}"),
         ("model calls / tokens", f"{s.model_calls} / {s.tokens}"),
@@ -133,7 +134,8 @@ def _figures(a: BenchResults) -> dict[str, float | None]:
     s = a.summary()
     return {"coverage": s.coverage, "fully answered": float(s.fully_answered), "accuracy": s.accuracy,
             "redundancy": s.redundancy, "apps right": float(s.apps_right), "mode right": float(s.mode_right),
-            "navigated apps": float(s.navigated_apps), "steps": float(s.steps),
+            "navigated apps": float(s.navigated_apps),
+            "every point captured": float(s.all_points_captured), "steps": float(s.steps),
             "tasks paused": float(s.tasks_paused), "model calls": float(s.model_calls),
             "median wall s": s.median_wall_s}
 

@@ -98,6 +98,7 @@ def test_steps_interventions_and_tokens_per_role_text_and_image_apart() -> None:
     assert metrics.intervention_rate == 0.5
     assert metrics.statuses == {"Meituan": "completed", "Ele.me": "needs_user"}
     assert metrics.navigation == 0.5 and metrics.apps_right and metrics.mode_right
+    assert metrics.points_captured == 2  # ¥25.5 on the page is also within ±0.5 of ¥26
     assert metrics.exposed_elements == 120 and metrics.wall_s == 4.5
     by_role = {t.role: t for t in metrics.tokens}
     assert [t.role for t in metrics.tokens] == ["decomposer", "navigator"]
