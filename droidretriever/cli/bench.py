@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -19,9 +20,13 @@ from rich.markdown import Markdown
 
 from droidretriever.cli._app import app
 from droidretriever.cli.ask import _local_prefect
-from droidretriever.config import load_settings
+from droidretriever.cli.inputs import validated
+from droidretriever.config import Settings, load_settings
 from droidretriever.errors import InputError
 from droidretriever.text import strip_controls
+
+if TYPE_CHECKING:
+    from flows.bench import BenchRequest
 
 __all__ = ["bench_app"]
 
@@ -63,20 +68,28 @@ def run_suite(
     out: Path | None = typer.Option(None, "--out", help="local folder for the results "
                                                         "(default <state>/bench/<id>/)"),
     as_json: bool = typer.Option(False, "--json", help="print results.json instead of the table"),
+    cron: str | None = typer.Option(None, "--cron", help="do not run now: run on this schedule "
+                                                         "(e.g. '0 2 * * *') under `droidretriever up`"),
 ) -> None:
     """Ask every task of SUITE on the farm's phones, score each report, write results and plots."""
-    from droidretriever.suites import resolve_suite
+    from droidretriever.suites import SuiteError, resolve_suite
     from flows.bench import BenchRequest, OperatorKind, render_markdown, run_bench
 
     if operator not in {k.value for k in OperatorKind}:
         raise InputError(f"--operator {operator[:20]!r} is neither none nor scripted")
-    resolve_suite(suite)  # a wrong name or folder says so before anything starts
+    try:
+        resolve_suite(suite)  # a wrong name or folder says so before anything starts
+    except SuiteError as exc:
+        raise InputError(str(exc).splitlines()[0], hint=exc.hint) from exc
     if operator == "none":
         os.environ.setdefault("DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S", _NO_OPERATOR_PAUSE_S)
     request = BenchRequest(suite=suite, devices=devices, repeat=repeat, operator=OperatorKind(operator),
                            operator_delay_s=operator_delay, only=only,
                            out_dir=str(out) if out else None)
     settings = load_settings()
+    if cron is not None:
+        _schedule(settings, cron, request)
+        return
     shown = Console(stderr=as_json)
     handler = _PrintLines(shown)
     lines = logging.getLogger("flows.bench.progress")
@@ -103,6 +116,43 @@ def run_suite(
     if below:
         console.print(f"[red]below the suite's expected coverage:[/] {', '.join(below)}")
         raise typer.Exit(1)
+
+
+def _schedule(settings: Settings, cron: str, request: BenchRequest) -> None:
+    from flows.bench.schedules import BenchSchedule, BenchScheduleStore, schedule_bench
+    from storage import open_object_store
+
+    schedule = validated(lambda: BenchSchedule.create(cron, request), {"cron": "--cron"})
+    with _local_prefect(settings):
+        schedule_bench(schedule)
+    BenchScheduleStore(open_object_store(settings)).save(schedule)
+    console.print(f"{schedule.id}: suite {request.suite} {schedule.schedule}; runs under "
+                  "`droidretriever up` (the subscriptions service); `droidretriever bench list` "
+                  "shows their results", highlight=False)
+
+
+@bench_app.command("schedules")
+def list_schedules() -> None:
+    """The scheduled benchmark runs."""
+    from flows.bench.schedules import BenchScheduleStore
+    from storage import open_object_store
+
+    for s in BenchScheduleStore(open_object_store(load_settings())).list():
+        r = s.request
+        console.print(f"{s.id}  {s.schedule:<18} suite {r.suite}  {r.devices} phone(s)  "
+                      f"{r.operator.value} operator", highlight=False)
+
+
+@bench_app.command("unschedule")
+def unschedule(schedule_id: str = typer.Argument(..., help="an id from `bench schedules`")) -> None:
+    """Stop a scheduled benchmark run (its stored results stay)."""
+    from flows.bench.schedules import BenchScheduleStore, unschedule_bench
+    from storage import open_object_store
+
+    settings = load_settings()
+    with _local_prefect(settings):
+        unschedule_bench(BenchScheduleStore(open_object_store(settings)), schedule_id)
+    console.print(f"{schedule_id}: unscheduled", highlight=False)
 
 
 @bench_app.command("list")

@@ -64,3 +64,43 @@ def test_the_scripted_operator_logs_in_through_the_control_path_and_the_task_sco
     # Scored on its content: a report was written from the signed-in app (what it finds there
     # without a model is the navigator's part, measured by the suites, not by this test).
     assert task.score is not None and task.run_id is not None
+
+
+def test_a_suite_scheduled_with_cron_is_a_served_deployment_until_unscheduled(flow_farm: FlowFarm) -> None:
+    from prefect.client.orchestration import get_client
+
+    from flows.bench.schedules import (
+        BenchSchedule,
+        BenchScheduleStore,
+        bench_deployment_name,
+        schedule_bench,
+        unschedule_bench,
+    )
+    from flows.serve import subscription_signature
+    from flows.subscriptions import SubscriptionStore
+
+    objects = open_object_store(flow_farm.settings)
+    benches = BenchScheduleStore(objects)
+    schedule = BenchSchedule.create("0 2 * * *", BenchRequest(suite="smoke", devices=2))
+    schedule_bench(schedule)
+    benches.save(schedule)
+    name = bench_deployment_name(schedule.id)
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name(f"bench/{name}")
+    assert deployment.parameters["request"]["suite"] == "smoke"
+    assert [s.schedule.cron for s in deployment.schedules] == ["0 2 * * *"]  # type: ignore[union-attr]
+    assert (name, "cron 0 2 * * *", False) in subscription_signature(SubscriptionStore(objects), benches)
+    unschedule_bench(benches, schedule.id)
+    assert benches.list() == []
+    with get_client(sync_client=True) as client:
+        assert not [d for d in client.read_deployments() if d.name == name]
+
+
+def test_a_wrong_cron_or_suite_is_one_line_and_nothing_starts(flow_farm: FlowFarm) -> None:
+    env = {**os.environ, **flow_farm.env, "COLUMNS": "200",
+           "DROIDRETRIEVER_PREFECT__API_URL": str(PREFECT_API_URL.value())}
+    for args, said in ((["smoke", "--cron", "at two"], "not a cron expression"),
+                       (["no-such-suite"], "no suite named 'no-such-suite'")):
+        done = subprocess.run([CLI, "bench", "run", *args], env=env, capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
