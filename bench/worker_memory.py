@@ -12,6 +12,8 @@ of it, read ``--rounds`` times. Options:
     arena-2        the same with MALLOC_ARENA_MAX=2 (glibc: two malloc arenas, not 8 per core)
     threads-1      onnxruntime with one intra-op thread per session (det, cls, rec)
     arena-2+threads-1
+    trim           glibc's malloc_trim(0) after each read: freed pages go back to the system
+    arena-2+trim
 """
 
 from __future__ import annotations
@@ -25,14 +27,15 @@ import sys
 import time
 from pathlib import Path
 
-VARIANTS: dict[str, tuple[dict[str, str], dict[str, int]]] = {
-    "default": ({}, {}),
-    "arena-2": ({"MALLOC_ARENA_MAX": "2"}, {}),
-    "threads-1": ({}, {"det_intra_op_num_threads": 1, "cls_intra_op_num_threads": 1,
-                       "rec_intra_op_num_threads": 1}),
-    "arena-2+threads-1": ({"MALLOC_ARENA_MAX": "2"},
-                          {"det_intra_op_num_threads": 1, "cls_intra_op_num_threads": 1,
-                           "rec_intra_op_num_threads": 1}),
+_ONE_THREAD = {"det_intra_op_num_threads": 1, "cls_intra_op_num_threads": 1, "rec_intra_op_num_threads": 1}
+# option -> (environment, RapidOCR keyword arguments, malloc_trim after each read)
+VARIANTS: dict[str, tuple[dict[str, str], dict[str, int], bool]] = {
+    "default": ({}, {}, False),
+    "arena-2": ({"MALLOC_ARENA_MAX": "2"}, {}, False),
+    "threads-1": ({}, _ONE_THREAD, False),
+    "arena-2+threads-1": ({"MALLOC_ARENA_MAX": "2"}, _ONE_THREAD, False),
+    "trim": ({}, {}, True),
+    "arena-2+trim": ({"MALLOC_ARENA_MAX": "2"}, {}, True),
 }
 
 
@@ -65,10 +68,13 @@ def _screens(folder: Path) -> list[Path]:
 
 
 def _child(variant: str, screens: list[Path], rounds: int) -> None:
+    import ctypes
+
     import numpy as np
     from PIL import Image
     from rapidocr_onnxruntime import RapidOCR
 
+    trim = ctypes.CDLL("libc.so.6").malloc_trim if VARIANTS[variant][2] else None
     start = _memory_kb()[0]
     engine = RapidOCR(text_score=0.5, **VARIANTS[variant][1])
     loaded = _memory_kb()[0]
@@ -81,6 +87,8 @@ def _child(variant: str, screens: list[Path], rounds: int) -> None:
             result, _ = engine(image, use_cls=False)
             lines += len(result or ())
             del image
+            if trim is not None:
+                trim(0)
     seconds = time.perf_counter() - started
     rss, peak = _memory_kb()
     reads = rounds * len(pngs)
@@ -93,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2, help="times every screen is read")
     parser.add_argument("--screens", type=Path, default=Path("/tmp/dr-worker-memory-screens"))
+    parser.add_argument("--only", default="", help="only the options whose name contains this")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     screens = _screens(args.screens)
@@ -102,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(screens)} screens, {args.rounds} rounds; one fresh process per option", flush=True)
     print("| option | RSS after loading | RSS after reading | peak RSS | ms per read |")
     print("|---|---|---|---|---|")
-    for variant, (env, _) in VARIANTS.items():
+    for variant, (env, _, _) in VARIANTS.items():
+        if args.only not in variant:
+            continue
         out = subprocess.run([sys.executable, "-m", "bench.worker_memory", "--child", variant,
                               "--rounds", str(args.rounds), "--screens", str(args.screens)],
                              env={**os.environ, **env}, capture_output=True, text=True, check=True)
