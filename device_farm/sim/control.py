@@ -184,7 +184,7 @@ class SimControlClient:
         try:
             body = send_control(self.host, self.port, req.model_dump_json(), timeout_s=self.timeout_s)
         except DeviceLost as exc:
-            raise ControlError(f"cannot reach the simulator at {self.host}:{self.port}: {exc}",
+            raise ControlError(f"cannot reach the simulator at {self.host}:{self.port}: {exc.__cause__ or exc}",
                                hint="start it with `droidretriever farm sim` or check the port") from exc
         except DeviceCommandFailed as exc:
             raise ControlError(str(exc), hint="see device_farm/sim/control.py for the operations") from exc
