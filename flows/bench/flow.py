@@ -89,7 +89,10 @@ def bench_task(task: SuiteTask, serial: str, repeat: int = 1,
     lacking = missing_apps(services.registry, serial, task)
     if lacking:
         return base.model_copy(update={"error": f"phone {serial} lacks {', '.join(lacking)}"})
-    prepare_phone(services.registry, serial, task)
+    try:
+        prepare_phone(services.registry, serial, task)
+    except FlowError as exc:  # this task cannot start there; the suite goes on
+        return base.model_copy(update={"error": str(exc).splitlines()[0][:200]})
     run_id = new_id("run")
     if operator is not None:
         operator.watch(run_id)
@@ -125,7 +128,7 @@ def ask_on_a_phone(task: SuiteTask, phones: queue.Queue[str], repeat: int,
     return result
 
 
-@flow(name="bench", flow_run_name=_bench_name, validate_parameters=False)
+@flow(name="bench", flow_run_name=_bench_name, validate_parameters=True)
 def bench(request: BenchRequest) -> BenchResults:
     """Run ``request``'s suite across the farm; results are stored and returned."""
     services = open_services(load_settings())
