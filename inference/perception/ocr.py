@@ -9,9 +9,9 @@ Phone screens are upright, so the angle classifier is skipped (it costs time
 and only helps with rotated photos).
 
 Resident memory: a read of a full screenshot allocates a few hundred MB of
-tensors that glibc keeps after they are freed (a device worker grew to 490 MB
-after 102 reads); :class:`RapidOcrEngine` gives freed pages back after every
-read (``malloc_trim``), which keeps it at ~150 MB for about 10% more time per
+tensors that glibc keeps after they are freed (a process grew to 488 MB after
+102 reads); :class:`RapidOcrEngine` gives freed pages back after every read
+(``malloc_trim``): 151 MB after the same reads, for a little more time per
 read (docs/benchmarks.md, "Worker memory"; ``python -m bench.worker_memory``).
 """
 
