@@ -183,8 +183,10 @@ def plot_throughput(rates: dict[int, float]) -> str:
 def write_observe_section(observe_line: str, observe_median: float) -> Path:
     """The "farm-observe" block of docs/benchmarks.md."""
     body = f"""
-`observe()` through AdbDriver, one virtual phone at zero latency, the phones in their own
-process (as in production, so driver and simulator do not share a GIL): {observe_line}.
+`observe()` through AdbDriver of a screen that does not change between observes (the
+virtual phone serves its rendered frame from cache; a screen that changes is rendered anew,
+about 72 ms an observe in issue 16's audit), one virtual phone at zero latency, the phones in
+their own process (as in production, so driver and simulator do not share a GIL): {observe_line}.
 Goal: median under 40 ms -> {"met" if observe_median < 0.040 else "not met"}.
 
 Each observe is three shell calls side by side, one adb connection each: raw `screencap`

@@ -288,7 +288,7 @@ def main() -> None:
 | before (navigator/1 prompt, v1 description; recorded by this benchmark at commit 717cdcf) | per call median 729, p95 860; per task median 5153, p95 17011, max 20123 | |
 | where projected tokens go (share of all; median per call) | {_parts(ledger)} | |
 | model calls, Bilibili guidelines, LLM navigator only: first run / second run with route memory | {first_calls} / {second_calls} ({fewer:.0f}% fewer) | >= 90% fewer |
-| Study 2 tasks reached with no model and no memory (skills + explorer; captured, every scoring point) | {answered}/{study2} (before the explorer: 4/22) | {study2}/{study2} |
+| Study 2 tasks reached with no model and no memory (skills + explorer; captured, every scoring point), with each task's scripted search term and 6 swipes per capture: not the product's own plan (see "Benchmark runs") | {answered}/{study2} (before the explorer: 4/22) | {study2}/{study2} |
 
 {picture}
 

@@ -58,13 +58,16 @@ _PAUSE_POLL_S = 1
 
 @flow(name="app", flow_run_name="{app_label} · {run_id}", validate_parameters=True)
 def run_app(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
-            navigate_task: str) -> AppOutcome:
-    """Run one app's sub-tasks in order on one phone; pause for a person when one needs it."""
+            navigate_task: str, device: str | None = None) -> AppOutcome:
+    """Run one app's sub-tasks in order on one phone; pause for a person when one needs it.
+
+    ``device``: the phone to use (a benchmark pins a run to the phone it prepared);
+    None: any free phone with the app, then the same one for the app's later sub-tasks.
+    """
     services = open_services(load_settings())
     flow_run_id = current_flow_run_id()
     add_flow_run_tags(flow_run_id, [f"run:{run_id}", f"app:{app_label}"])
     results: list[SubTaskResult] = []
-    device: str | None = None
     keeper: LeaseKeeper | None = None
     for subtask in subtasks:
         if is_stop_requested(services.redis, run_id):

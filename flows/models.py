@@ -31,6 +31,8 @@ class RetrieveRequest(Frozen):
     browsing_limit: int = Field(default=3, ge=1, le=20)
     run_id: str | None = None  # chosen by the caller when it wants to follow events first
     navigate_task: str = "copilot.navigate"  # the device task that runs a sub-task
+    # Every app on this phone only (a benchmark run brought it to the task's starting state).
+    device: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:\-]{1,64}$")
 
     @model_validator(mode="after")
     def _has_question(self) -> Self:

@@ -129,11 +129,12 @@ def retry_unstarted_app(task: Task[..., object], task_run: TaskRun,
 @task(name="app", task_run_name="{app_label}", cache_policy=NO_CACHE,
       retry_condition_fn=retry_unstarted_app)
 def app_task(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
-             navigate_task: str, edges: list[Edge], upstream: list[AppOutcome]) -> AppOutcome:
+             navigate_task: str, edges: list[Edge], upstream: list[AppOutcome],
+             device: str | None = None) -> AppOutcome:
     """Run one app's sub-flow once the apps it depends on have answered."""
     try:
         return run_app(run_id, app_label, package, rewrite_goals(subtasks, edges, upstream),
-                       navigate_task)
+                       navigate_task, device)
     except httpx.TransportError as exc:
         manifest = open_services(load_settings()).kept_manifest(run_id)
         started = manifest is None or any(
@@ -247,7 +248,7 @@ def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
                          message=f"{len(plan.subtasks)} sub-task(s) in "
                                  f"{len(plan.packages)} app(s), by {plan.decomposer}")
         add_flow_run_tags(flow_run_id, [f"app:{s.app_label}" for s in plan.subtasks])
-        outcomes = _run_apps(run_id, plan, request.navigate_task)
+        outcomes = _run_apps(run_id, plan, request.navigate_task, request.device)
         add_flow_run_tags(flow_run_id, [f"device:{o.device}" for o in outcomes if o.device])
         results = [r for o in outcomes for r in o.results]
         stopped = is_stop_requested(services.redis, run_id)
@@ -292,8 +293,12 @@ def _fail(services: FlowServices, run_id: str, exc: Exception) -> NoReturn:
                               "ask again once every service is healthy") from exc
 
 
-def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:
-    """Start every app's sub-flow as soon as the apps feeding it are done; wait for all."""
+def _run_apps(run_id: str, plan: Plan, navigate_task: str,
+              device: str | None = None) -> list[AppOutcome]:
+    """Start every app's sub-flow as soon as the apps feeding it are done; wait for all.
+
+    ``device``: every app on that phone (a benchmark's phone, in the task's starting state).
+    """
     futures: dict[str, PrefectFuture[AppOutcome]] = {}
     # Retries of an app whose sub-flow could not be created wait out a Prefect restart.
     delays = app_start_delays(load_settings().prefect.retry_window_s)
@@ -304,5 +309,5 @@ def _run_apps(run_id: str, plan: Plan, navigate_task: str) -> list[AppOutcome]:
         edges = [e for e in plan.edges if e.target in {s.id for s in subtasks}]
         futures[package] = start_app.submit(
             run_id, subtasks[0].app_label, package, subtasks, navigate_task, edges,
-            upstream)  # type: ignore[arg-type]  # Prefect resolves the futures first
+            upstream, device)  # type: ignore[arg-type]  # Prefect resolves the futures first
     return [future.result() for future in futures.values()]

@@ -1,4 +1,4 @@
-"""``python -m flows.serve``: run every subscription on its schedule.
+"""``python -m flows.serve``: run every subscription and benchmark schedule on its schedule.
 
 This is the local stack's ``subscriptions`` service (``droidretriever up`` starts
 it after the Prefect server). The Prefect server's scheduler creates each
@@ -30,6 +30,7 @@ from types import FrameType
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import ServingStatus
+from flows.bench.schedules import BenchScheduleStore, bench_deployment_name, to_bench_deployment
 from flows.crashes import sweep_crashed_runs
 from flows.runtime import open_services
 from flows.subscriptions import SubscriptionStore, deployment_name, to_deployment
@@ -42,17 +43,23 @@ log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
 
 
-def subscription_signature(store: SubscriptionStore) -> tuple[tuple[str, str, bool], ...]:
-    """What the served set depends on: each subscription's id, schedule and paused flag."""
-    return tuple((s.id, s.schedule, s.paused) for s in store.list())
+def subscription_signature(store: SubscriptionStore, benches: BenchScheduleStore | None = None,
+                           ) -> tuple[tuple[str, str, bool], ...]:
+    """What the served set depends on: each deployment's name, schedule and paused flag
+    (the subscriptions', then the benchmark schedules')."""
+    served = [(deployment_name(s.id), s.schedule, s.paused) for s in store.list()]
+    if benches is not None:
+        served += [(bench_deployment_name(b.id), b.schedule, b.paused) for b in benches.list()]
+    return tuple(served)
 
 
 def serve_current(settings: Settings) -> None:
     """Serve the subscriptions that exist now (blocks; the supervisor restarts it on change)."""
     from prefect import serve
 
-    store = SubscriptionStore(open_object_store(settings))
-    deployments = [to_deployment(s) for s in store.list()]
+    objects = open_object_store(settings)
+    deployments = [to_deployment(s) for s in SubscriptionStore(objects).list()]
+    deployments += [to_bench_deployment(b) for b in BenchScheduleStore(objects).list()]
     if not deployments:
         log.info("no subscriptions yet; waiting for `droidretriever subscribe`")
         while True:
@@ -90,11 +97,12 @@ def _start_child(settings: Settings) -> subprocess.Popen[bytes]:
 
 def supervise(settings: Settings, status_file: Path | None, interval_s: float) -> None:
     """Keep a child serving the current subscriptions; restart it when they change or it dies."""
-    store = SubscriptionStore(open_object_store(settings))
+    objects = open_object_store(settings)
+    store, benches = SubscriptionStore(objects), BenchScheduleStore(objects)
     error: str | None = None
     while True:
         try:
-            signature = subscription_signature(store)
+            signature = subscription_signature(store, benches)
         except StorageError as exc:
             error = f"cannot read the subscriptions: {exc}"
             log.warning("%s; retrying in %.0f s", error, interval_s)
@@ -109,7 +117,7 @@ def supervise(settings: Settings, status_file: Path | None, interval_s: float) -
                 time.sleep(interval_s)
                 _sweep(settings)
                 try:
-                    if subscription_signature(store) != signature:
+                    if subscription_signature(store, benches) != signature:
                         log.info("subscriptions changed; restarting the serving process")
                         break
                 except StorageError as exc:
@@ -145,7 +153,7 @@ def _report(path: Path | None, child_pid: int | None,
         return
     write_status(path, ServingStatus(
         pid=os.getpid(), child_pid=child_pid,
-        deployments=tuple(deployment_name(sub_id) for sub_id, _, _ in signature),
+        deployments=tuple(name for name, _, _ in signature),
         paused=sum(1 for _, _, paused in signature if paused), error=error))
 
 

@@ -9,22 +9,22 @@ phones. :class:`SimControlClient` is the Python side; every method sends one
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from device_farm.errors import DeviceCommandFailed, DeviceLost
 from device_farm.sim.errors import ControlError
 from device_farm.sim.farm import LATENCY_PROFILES, Farm, Faults, VirtualDevice
 from device_farm.sim.replay.cursor import ReplayStep
 from device_farm.sim.spec import DialogButton, DialogKind, DialogSpec
+from device_farm.virtual_control import CONTROL_SERVICE, send_control
 from droidretriever.config import LatencyProfile
 
 __all__ = ["CONTROL_SERVICE", "ControlReply", "ControlRequest", "PhoneStatus", "SimControlClient", "apply_control"]
 
-CONTROL_SERVICE = "sim-control:"
 
 Op = Literal[
     "status", "drop_connections", "freeze", "unfreeze", "slow_screenshot", "network_error", "popup",
@@ -181,18 +181,13 @@ class SimControlClient:
 
     def request(self, req: ControlRequest) -> ControlReply:
         """Send ``req``; raise :class:`ControlError` when the server refuses it."""
-        payload = (CONTROL_SERVICE + req.model_dump_json()).encode("utf-8")
         try:
-            with socket.create_connection((self.host, self.port), timeout=self.timeout_s) as sock:
-                sock.sendall(f"{len(payload):04x}".encode() + payload)
-                status = _read_exact(sock, 4)
-                length = int(_read_exact(sock, 4).decode("ascii"), 16)
-                body = _read_exact(sock, length).decode("utf-8")
-        except (OSError, ValueError) as exc:
-            raise ControlError(f"cannot reach the simulator at {self.host}:{self.port}: {exc}",
+            body = send_control(self.host, self.port, req.model_dump_json(), timeout_s=self.timeout_s)
+        except DeviceLost as exc:
+            raise ControlError(f"cannot reach the simulator at {self.host}:{self.port}: {exc.__cause__ or exc}",
                                hint="start it with `droidretriever farm sim` or check the port") from exc
-        if status != b"OKAY":
-            raise ControlError(body, hint="see device_farm/sim/control.py for the operations")
+        except DeviceCommandFailed as exc:
+            raise ControlError(str(exc), hint="see device_farm/sim/control.py for the operations") from exc
         return ControlReply.model_validate_json(body)
 
     def status(self, serial: str | None = None) -> list[PhoneStatus]:
@@ -253,12 +248,3 @@ class SimControlClient:
         """Remove an app from one phone, closing whatever it had open."""
         self.request(ControlRequest(op="uninstall", serial=serial, package=package))
 
-
-def _read_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ValueError("the simulator closed the connection")
-        data += chunk
-    return data

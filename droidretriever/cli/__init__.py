@@ -26,6 +26,7 @@ __all__ = ["app", "main", "run"]
 # Command modules register themselves on import (order = order in --help).
 from droidretriever.cli import api as _api  # noqa: F401
 from droidretriever.cli import ask as _ask  # noqa: F401
+from droidretriever.cli import bench as _bench  # noqa: F401
 from droidretriever.cli import doctor as _doctor  # noqa: F401
 from droidretriever.cli import farm as _farm  # noqa: F401
 from droidretriever.cli import stack as _stack  # noqa: F401

@@ -18,12 +18,15 @@ search term of the scripted path: for navigation tests and benchmarks only,
 never for a run that measures answers (the plan must be the product's own), so
 it is not exported here and an import-linter contract keeps it out of
 ``bench.answers`` and the scoring.
+``resolve_suite("paper-study2" | "smoke" | "./my-suite/")`` is how a benchmark run
+names a suite (:mod:`droidretriever.suites.catalog`).
 ``load_recorded_goals()`` reads the goals in words written for the task
 sequences a person recorded on real apps (``real_apps/``).
 """
 
 from __future__ import annotations
 
+from droidretriever.suites.catalog import BENCH_SUITES, Suite, load_suite_folder, resolve_suite
 from droidretriever.suites.errors import SuiteError
 from droidretriever.suites.recorded import (
     RECORDED_GOALS,
@@ -43,6 +46,7 @@ from droidretriever.suites.task import (
 )
 
 __all__ = [
+    "BENCH_SUITES",
     "RECORDED_GOALS",
     "SUITES",
     "SUITES_DIR",
@@ -50,12 +54,15 @@ __all__ = [
     "RecordedGoal",
     "ReportScore",
     "Study",
+    "Suite",
     "SuiteError",
     "SuiteTask",
     "load_recorded_goals",
     "load_suite",
+    "load_suite_folder",
     "load_task",
     "recorded_subtask",
+    "resolve_suite",
     "score_report",
     "score_task_report",
 ]

@@ -47,6 +47,7 @@ from inference.perception.ocr import (
     PaddleOcrEngine,
     RapidOcrEngine,
     create_ocr_engine,
+    release_freed_memory,
 )
 from inference.perception.ocr_regions import (
     find_blind_regions,
@@ -110,4 +111,5 @@ __all__ = [
     "read_capture",
     "read_regions",
     "redactor_for",
+    "release_freed_memory",
 ]

@@ -7,11 +7,21 @@ Backends:
 
 Phone screens are upright, so the angle classifier is skipped (it costs time
 and only helps with rotated photos).
+
+Resident memory: a read of a full screenshot allocates a few hundred MB of
+tensors that glibc keeps after they are freed (a process grew to 488 MB after
+102 reads); :class:`RapidOcrEngine` gives freed pages back after every read
+(``malloc_trim``): 151 MB after the same reads, for a little more time per
+read (docs/benchmarks.md, "Worker memory"; ``python -m bench.worker_memory``).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +38,7 @@ __all__ = [
     "PaddleOcrEngine",
     "RapidOcrEngine",
     "create_ocr_engine",
+    "release_freed_memory",
 ]
 
 _GPU_EXTRA_HINT = "install the gpu extra: pip install 'droidretriever[gpu]' (or use ocr_backend='rapidocr')"
@@ -52,6 +63,26 @@ class OcrEngine(Protocol):
     def read(self, image: RGBImage) -> tuple[OcrLine, ...]:
         """Every text line in ``image``; raises :class:`OcrError` on failure."""
         ...
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_freed_memory() -> None:
+    """Give the pages freed since the last call back to the system (glibc only; else nothing)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _box_from_quad(quad: Any, width: int, height: int) -> Bounds:
@@ -96,6 +127,8 @@ class RapidOcrEngine:
                 f"RapidOCR failed on a {width}x{height} image: {exc}",
                 hint="check the screenshot is a normal RGB image; reinstall rapidocr-onnxruntime if it persists",
             ) from exc
+        finally:
+            release_freed_memory()  # the read's tensors: hundreds of MB glibc would keep
         lines = []
         for quad, text, score in result or ():
             if text.strip():
