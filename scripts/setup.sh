@@ -2,12 +2,13 @@
 # Set up everything DroidRetriever needs on a fresh Debian machine; safe to run again.
 #   - Debian packages: redis-server (broker, live state), Noto CJK + DejaVu fonts (virtual phone
 #     rendering), chromium (dashboard/report tests), espeak-ng (synthesised speech for ASR tests),
-#     libgl1/libglib2.0 (OpenCV, pulled in by RapidOCR, links against them)
+#     libgl1/libglib2.0 (OpenCV, pulled in by RapidOCR, links against them), iproute2 (`ip netns`
+#     for the multi-host test in network namespaces)
 #   - a virtual environment in .venv with the package and its dev extra, pinned by constraints.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(redis-server fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0)
+APT_PACKAGES=(redis-server fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0 iproute2)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
