@@ -23,6 +23,7 @@ result, or is still running on another phone whose worker beats.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 _DeviceFn = Callable[[BoundDevice, Any], BaseModel]
+_HOLDER_POLL_S = 0.25  # how often a repeat delivery looks again for its holder's heartbeat
 
 _SPECS: dict[str, DeviceTaskSpec] = {}
 
@@ -117,12 +119,20 @@ def find_repeat_delivery(task: Task[Any, Any], device: BoundDevice) -> str | Non
     task_id = str(task.request.id)
     if task.backend.get_task_meta(task_id).get("status") in states.READY_STATES:
         return "it has already ended"
-    for status in device.registry.statuses():
-        inflight = status.inflight
-        if (status.info.serial != device.serial and status.heartbeat_alive
-                and inflight is not None and inflight.task_id == task_id):
-            return f"it is still running on {status.info.serial}"
-    return None
+    registry = device.registry
+    # A phone that had it in flight but has not beaten lately may be reconnecting (Redis just
+    # restarted, which is when the broker hands messages out again): wait one heartbeat TTL
+    # for it to beat before taking the message as abandoned.
+    deadline = time.monotonic() + registry.heartbeat_ttl_s
+    while True:
+        holders = [s for s in registry.statuses() if s.info.serial != device.serial
+                   and s.inflight is not None and s.inflight.task_id == task_id]
+        alive = next((s for s in holders if s.heartbeat_alive), None)
+        if alive is not None:
+            return f"it is still running on {alive.info.serial}"
+        if not holders or time.monotonic() >= deadline:
+            return None
+        time.sleep(_HOLDER_POLL_S)
 
 
 def run_device_task(task: Task[Any, Any], spec: DeviceTaskSpec, request: BaseModel) -> BaseModel:
