@@ -36,13 +36,14 @@ from typing import Any
 import httpx
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.services import running_store
 from deploy.farm import ProcessRecord, start_process, stop_processes
-from deploy.local import SeaweedService, ensure_stack_secrets, read_api_token
+from deploy.local import read_api_token
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import S3Settings, Settings, StackSettings, load_settings
+from droidretriever.config import Settings, load_settings
 from droidretriever.models import (
     Point,
     Query,
@@ -53,15 +54,14 @@ from droidretriever.models import (
     new_id,
 )
 from droidretriever.redis_client import open_redis
-from droidretriever.testing import free_port, free_port_block, running_redis, wait_for_port
+from droidretriever.testing import free_port, running_redis, wait_for_port
+from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from storage import ManifestStore, RunEventPublisher, open_object_store
 
 __all__ = ["main"]
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SETTINGS_APP = "com.android.settings"
 
 
@@ -86,57 +86,44 @@ class Stack:
 @contextmanager
 def api_stack(state: Path) -> Iterator[Stack]:
     """Redis, S3, Prefect (harness), one virtual phone in its registry, the runner and the API."""
-    with running_redis(state / "redis") as redis_url:
-        yield from _api_stack(state, redis_url)
-
-
-def _api_stack(state: Path, redis_url: str) -> Iterator[Stack]:
     from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
 
-    s3 = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-bench")
-    os.environ["DROIDRETRIEVER_STATE_DIR"] = str(state)
-    # The store's keys, JWT and certificates are generated in the state folder, as `up` does;
-    # every process of the bench reads them from there.
-    weed = SeaweedService(ensure_stack_secrets(
-        load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7)))))
-    weed.start()
     records: list[ProcessRecord] = []
-    try:
-        weed.wait_healthy(90)
-        os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
-        sim_port = free_port()
-        records.append(start_process(state, "sim", ["python", "-m", "device_farm.sim", "--phones",
-                                                     "1", "--port", str(sim_port)]))
-        wait_for_port(sim_port, timeout=90)
-        serial = _wait_until(lambda: next((e.serial for e in list_adb_devices("127.0.0.1", sim_port)
-                                           if e.state == "device"), None), 60, "the virtual phone")
-        with prefect_test_harness(server_startup_timeout=90):
-            env = {"DROIDRETRIEVER_REDIS__URL": redis_url,
-                   "DROIDRETRIEVER_STATE_DIR": str(state),
-                   "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
-                   "DROIDRETRIEVER_S3__BUCKET": s3.bucket,
-                   "DROIDRETRIEVER_API__PORT": str(free_port()),
-                   "DROIDRETRIEVER_PREFECT__API_URL": str(PREFECT_API_URL.value()),
-                   "PREFECT_API_URL": str(PREFECT_API_URL.value()),
-                   "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false"}
-            os.environ.update(env)
-            settings = load_settings()
-            registry = DeviceRegistry.from_settings(settings)
-            registry.register(DeviceInfo(serial=serial, model="sim", width=1080, height=2340,
-                                         adb_port=sim_port), worker="bench")
-            records.append(start_process(state, "runner", ["python", "-m", "flows.runner"], env=env))
-            records.append(start_process(state, "api", ["python", "-m", "droidretriever.api"], env=env))
-            base = settings.api.base_url
-            _wait_until(lambda: _answers(f"{base}/health"), 90, "the API")
-            _wait_until(lambda: _runner_polls(), 90, "the runner")
-            token = read_api_token(settings)
-            if token is None:
-                raise RuntimeError("the API made no token")
-            yield Stack(settings, base, token, sim_port, serial, records)
-    finally:
-        stop_processes(records)
-        weed.stop()
+    with running_redis(state / "redis") as redis_url, running_store(state) as s3:
+        try:
+            os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+            sim_port = free_port()
+            records.append(start_process(state, "sim", ["python", "-m", "device_farm.sim", "--phones",
+                                                         "1", "--port", str(sim_port)]))
+            wait_for_port(sim_port, timeout=90)
+            serial = _wait_until(lambda: next((e.serial for e in list_adb_devices("127.0.0.1", sim_port)
+                                               if e.state == "device"), None), 60, "the virtual phone")
+            with prefect_test_harness(server_startup_timeout=90):
+                env = {"DROIDRETRIEVER_REDIS__URL": redis_url,
+                       "DROIDRETRIEVER_STATE_DIR": str(state),
+                       "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
+                       "DROIDRETRIEVER_S3__BUCKET": s3.bucket,
+                       "DROIDRETRIEVER_API__PORT": str(free_port()),
+                       "DROIDRETRIEVER_PREFECT__API_URL": str(PREFECT_API_URL.value()),
+                       "PREFECT_API_URL": str(PREFECT_API_URL.value()),
+                       "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE": "false"}
+                os.environ.update(env)
+                settings = load_settings()
+                registry = DeviceRegistry.from_settings(settings)
+                registry.register(DeviceInfo(serial=serial, model="sim", width=1080, height=2340,
+                                             adb_port=sim_port), worker="bench")
+                records.append(start_process(state, "runner", ["python", "-m", "flows.runner"], env=env))
+                records.append(start_process(state, "api", ["python", "-m", "droidretriever.api"], env=env))
+                base = settings.api.base_url
+                _wait_until(lambda: _answers(f"{base}/health"), 90, "the API")
+                _wait_until(lambda: _runner_polls(), 90, "the runner")
+                token = read_api_token(settings)
+                if token is None:
+                    raise RuntimeError("the API made no token")
+                yield Stack(settings, base, token, sim_port, serial, records)
+        finally:
+            stop_processes(records)
 
 
 def _answers(url: str) -> bool:
@@ -203,7 +190,7 @@ def bench_events_in_browser(stack: Stack, events: int, interval_s: float) -> lis
     publisher = RunEventPublisher(open_redis(stack.settings.redis), store)
     publisher.publish(RunEvent(run_id=run_id, kind=RunEventKind.LOG, message="opened"))
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(bypass_csp=True)  # lets the benchmark poll the page with expressions
         _log_in(page, stack)
         page.goto(f"{stack.base}/#/runs/{run_id}")
@@ -247,7 +234,7 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         shots.append(time.perf_counter() - tick)
     run_id = _waiting_run(stack)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
         _log_in(page, stack)
         page.goto(f"{stack.base}/#/runs/{run_id}?takeover={stack.serial}")

@@ -18,16 +18,17 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.services import running_store
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import S3Settings, StackSettings, load_settings
+from droidretriever.config import load_settings
 from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
-from droidretriever.testing import free_port, free_port_block, running_redis, wait_for_port
+from droidretriever.testing import free_port, running_redis, wait_for_port
 
 __all__ = ["bench_big_mac", "bench_overhead", "bench_services", "main", "plot_big_mac"]
 
@@ -44,49 +45,36 @@ def bench_services(state: Path, phones: int, latency: str) -> Iterator[list[str]
     """Redis, S3, Prefect (harness), virtual phones and workers; yields the phones' serials."""
     from prefect.testing.utilities import prefect_test_harness
 
-    from deploy.local import SeaweedService, ensure_stack_secrets
-
-    redis = ExitStack()
-    redis_url = redis.enter_context(running_redis(state / "redis"))
-    s3 = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", bucket="droidretriever-bench")
-    env = {"DROIDRETRIEVER_REDIS__URL": redis_url,
-           "DROIDRETRIEVER_STATE_DIR": str(state), "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint),
-           "DROIDRETRIEVER_S3__BUCKET": s3.bucket}
-    os.environ.update(env)
-    # The store's keys, JWT and certificates are generated in the state folder, as `up` does;
-    # every process of the bench reads them from there.
-    weed = SeaweedService(ensure_stack_secrets(
-        load_settings(s3=s3, stack=StackSettings(weed_base_port=free_port_block(7)))))
-    weed.start()
     records: list[ProcessRecord] = []
-    try:
-        weed.wait_healthy(90)
-        sim_port = free_port()
-        records.append(start_process(state, "sim", [
-            "python", "-m", "device_farm.sim", "--phones", str(phones), "--port", str(sim_port),
-            "--latency", latency]))
-        wait_for_port(sim_port, timeout=90)
-        while len([e for e in list_adb_devices("127.0.0.1", sim_port) if e.state == "device"]) < phones:
-            time.sleep(0.2)
-        serials = [e.serial for e in list_adb_devices("127.0.0.1", sim_port)]
-        for serial in serials:
-            records.append(start_process(state, f"worker-{serial}", [
-                "python", "-m", "tests.flows.worker", "--serial", serial, "--adb-host",
-                "127.0.0.1", "--adb-port", str(sim_port), "--loglevel", "WARNING"], env=env))
-        records.append(start_process(state, "monitor", ["python", "-m", "tasks.worker.farm_monitor"],
-                                     env=env))
-        registry = DeviceRegistry.from_settings(load_settings())
-        deadline = time.monotonic() + 120
-        while any(registry.last_heartbeat(s) is None for s in serials):
-            if time.monotonic() > deadline:
-                raise TimeoutError("workers did not register")
-            time.sleep(0.2)
-        with prefect_test_harness(server_startup_timeout=90):
-            yield serials
-    finally:
-        stop_processes(records)
-        weed.stop()
-        redis.close()
+    with running_redis(state / "redis") as redis_url, running_store(state) as s3:
+        env = {"DROIDRETRIEVER_STATE_DIR": str(state), "DROIDRETRIEVER_REDIS__URL": redis_url,
+               "DROIDRETRIEVER_S3__ENDPOINT": str(s3.endpoint), "DROIDRETRIEVER_S3__BUCKET": s3.bucket}
+        os.environ.update(env)
+        try:
+            sim_port = free_port()
+            records.append(start_process(state, "sim", [
+                "python", "-m", "device_farm.sim", "--phones", str(phones), "--port", str(sim_port),
+                "--latency", latency]))
+            wait_for_port(sim_port, timeout=90)
+            while len([e for e in list_adb_devices("127.0.0.1", sim_port) if e.state == "device"]) < phones:
+                time.sleep(0.2)
+            serials = [e.serial for e in list_adb_devices("127.0.0.1", sim_port)]
+            for serial in serials:
+                records.append(start_process(state, f"worker-{serial}", [
+                    "python", "-m", "tests.flows.worker", "--serial", serial, "--adb-host",
+                    "127.0.0.1", "--adb-port", str(sim_port), "--loglevel", "WARNING"], env=env))
+            records.append(start_process(state, "monitor", ["python", "-m", "tasks.worker.farm_monitor"],
+                                         env=env))
+            registry = DeviceRegistry.from_settings(load_settings())
+            deadline = time.monotonic() + 120
+            while any(registry.last_heartbeat(s) is None for s in serials):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("workers did not register")
+                time.sleep(0.2)
+            with prefect_test_harness(server_startup_timeout=90):
+                yield serials
+        finally:
+            stop_processes(records)
 
 
 def bench_overhead(samples: int) -> dict[str, list[float]]:

@@ -10,7 +10,9 @@ Plots are drawn by each script from the numbers it just measured (``create_figur
 from __future__ import annotations
 
 import platform
+import shlex
 import statistics
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,8 +91,17 @@ def save_plot(area: str, name: str, figure: Figure, alt: str) -> str:
 
 
 def write_section(area: str, title: str, command: str, body_markdown: str) -> Path:
-    """Replace (or append) the block for ``area`` in docs/benchmarks.md."""
+    """Replace (or append) the block for ``area`` in docs/benchmarks.md.
+
+    The command shown is ``command`` with the arguments this process was given that it does
+    not already state (``--limit 50``, ``--phones 1,16,32``): a filtered or resized run says
+    so, instead of passing for the full one.
+    """
     start, end = f"<!-- bench:{area} -->", f"<!-- /bench:{area} -->"
+    stated = command.split()
+    unstated = [arg for arg in sys.argv[1:] if arg not in stated]
+    if unstated:
+        command = f"{command} {shlex.join(unstated)}"
     block = (
         f"{start}\n## {title}\n\nCommand: `{command}`  \nHost: {describe_host()}\n\n"
         f"{body_markdown.strip()}\n{end}"

@@ -12,8 +12,9 @@ import-linter contract says so):
 - :func:`observe_with_adbutils`                 a phone observed with stock adbutils calls only;
 - :func:`draw_capture` / :func:`menu_card`      synthetic captures with text at known boxes;
 - :func:`free_port` / :func:`free_port_block` / :func:`wait_for_port`  loopback ports for test servers;
-- :func:`running_redis`                         a real redis-server with a generated password.
-- :class:`LocalStack` / :class:`Fault`             a local stack of one's own, and faults injected into it.
+- :class:`RedisServer` / :func:`running_redis`    a real redis-server with a generated password.
+- :class:`LocalStack` / :class:`Fault`             a local stack of one's own, and faults injected into it;
+- ``FAST_FARM``                                  farm settings that notice a dead worker in seconds.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from droidretriever.testing.recording_server import (
     RecordingOpenAIServer,
     ServedModel,
 )
-from droidretriever.testing.redis_server import running_redis
-from droidretriever.testing.stack import Fault, LocalStack
+from droidretriever.testing.redis_server import RedisServer, running_redis
+from droidretriever.testing.stack import FAST_FARM, Fault, LocalStack
 
 __all__ = [
+    "FAST_FARM",
     "Answer",
     "Card",
     "DrawnCapture",
@@ -44,6 +46,7 @@ __all__ = [
     "OpenAIStub",
     "RecordedRequest",
     "RecordingOpenAIServer",
+    "RedisServer",
     "ScriptedReply",
     "ServedModel",
     "draw_capture",

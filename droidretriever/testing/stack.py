@@ -51,13 +51,13 @@ from droidretriever.config import Settings, load_settings
 from droidretriever.testing.ports import free_port, free_port_block
 from flows.runtime import use_prefect_server
 
-__all__ = ["Fault", "LocalStack", "ServiceName"]
+__all__ = ["FAST_FARM", "Fault", "LocalStack", "ServiceName"]
 
 ServiceName = Literal["redis", "s3", "prefect"]
 
 # Heartbeats every 0.5 s, a phone offline after 2 s without one, leases (and run beacons)
 # of 5 s: a dead worker or process is noticed in seconds, not half a minute.
-_FAST_FARM = {
+FAST_FARM = {
     "DROIDRETRIEVER_FARM__HEARTBEAT_S": "0.5",
     "DROIDRETRIEVER_FARM__HEARTBEAT_MISSED": "4",
     "DROIDRETRIEVER_FARM__REJOIN_AFTER_OK": "2",
@@ -94,7 +94,7 @@ class LocalStack:
             "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
             "DROIDRETRIEVER_SIM__PHONES": str(phones),
             "DROIDRETRIEVER_SIM__LATENCY": latency,
-            **_FAST_FARM,
+            **FAST_FARM,
         }
         self.faults: list[Fault] = []
         self._saved: dict[str, str | None] = {}

@@ -24,6 +24,7 @@ import re
 
 from droidretriever.models import Screen, UIElement
 from droidretriever.text import fold_for_matching
+from inference.rules.never_tap import is_refusal
 
 __all__ = ["find_login_wall", "find_text_fields", "is_search_field"]
 
@@ -47,11 +48,9 @@ _CONTINUE_WITH = re.compile(
     r"\b(?:continue|sign ?in|log ?in|sign ?up) with\b|(?:使用|通过).{1,8}(?:登录|登入)|"
     r"(?:微信|qq|微博|支付宝|本机号码|手机号)(?:一键)?登录|로 (?:계속|로그인)|で(?:続行|ログイン|サインイン)"
 )
-# Controls that only leave a screen or wait: every sign-in wall may have them.
-_WAY_BACK = re.compile(
-    r"^(?:back|navigate up|close|cancel|skip|not now|later|maybe later|dismiss|返回|关闭|取消|跳过|"
-    r"以后再说|暂不登录|稍后|뒤로|닫기|취소|건너뛰기|나중에|戻る|閉じる|キャンセル|スキップ|後で)\b"
-)
+# Leaving a screen: with a refusal (close, skip, not now: never_tap.is_refusal), the only
+# controls every sign-in wall may have besides its choices.
+_LEAVES = re.compile(r"^(?:back|navigate up|返回|뒤로|戻る)$")
 _TOP_HALF = 0.5
 
 
@@ -92,7 +91,7 @@ def find_login_wall(screen: Screen) -> UIElement | None:
     # bookmarks!" above its Settings) is no wall: the person is not asked before anything is
     # shown. The gate still never presses a "continue with" choice (never_tap).
     others = [b for b in buttons if b not in continue_with and not _GOES_ON.search(fold_for_matching(b.label))
-              and not _WAY_BACK.search(fold_for_matching(b.label))]
+              and not is_refusal(b.label) and not _LEAVES.match(fold_for_matching(b.label))]
     return None if others else continue_with[0]
 
 

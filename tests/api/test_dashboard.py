@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
+from droidretriever.testing.browser import CHROMIUM
+from droidretriever.testing.browser import CHROMIUM_ARGS as BROWSER_ARGS
 from tests.api.conftest import GMAIL, log_gmail_out
 from tests.inference.test_asr import speak
 from tests.support.api import ApiStack
@@ -30,10 +32,7 @@ from tests.support.phone import find_on_screen
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--autoplay-policy=no-user-gesture-required"]
+CHROMIUM_ARGS = [*BROWSER_ARGS, "--autoplay-policy=no-user-gesture-required"]  # the chime plays
 ARTIFACTS = Path(os.environ.get("DROIDRETRIEVER_ARTIFACTS", "artifacts")) / "dashboard"
 
 # Test doubles installed before the page's scripts: a Notification that records what it was

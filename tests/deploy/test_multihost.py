@@ -36,19 +36,14 @@ from pathlib import Path
 
 import pytest
 
+from droidretriever.testing import FAST_FARM  # a dead host's sub-task is handed on in seconds
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES_IP = "10.231.0.1"
 # Quick paper tasks that complete on the virtual phones with no model (bench.chaos's list):
 # one question over two apps, two over one.
 TASKS = ("s2_multi_05_big_mac", "s2_single_01_meituan_permissions",
          "s2_single_02_bilibili_guidelines")
-# Heartbeats every 0.5 s, offline after 2 s: a dead host's sub-task is handed on in seconds.
-FAST_FARM = {
-    "DROIDRETRIEVER_FARM__HEARTBEAT_S": "0.5",
-    "DROIDRETRIEVER_FARM__HEARTBEAT_MISSED": "4",
-    "DROIDRETRIEVER_FARM__LEASE_TTL_S": "5",
-}
-
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 

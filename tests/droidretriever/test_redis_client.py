@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -18,7 +16,7 @@ from droidretriever.redis_client import (
     open_redis,
     retries_for_window,
 )
-from droidretriever.testing import free_port, wait_for_port
+from droidretriever.testing import RedisServer
 
 
 def test_retries_wait_at_least_the_window_with_the_shortest_jitter() -> None:
@@ -30,26 +28,19 @@ def test_retries_wait_at_least_the_window_with_the_shortest_jitter() -> None:
 
 
 def test_a_command_waits_out_a_restart_and_a_zero_window_fails_at_once(tmp_path: Path) -> None:
-    binary = shutil.which("redis-server")
-    assert binary is not None, "redis-server is not installed: run scripts/test.sh"
-    port = free_port()
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path),
-            "--appendonly", "yes", "--save", ""]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    wait_for_port(port)
-    settings = RedisSettings(url=f"redis://127.0.0.1:{port}/0", retry_window_s=30)
+    server = RedisServer(tmp_path, persist=True)
+    server.start()
+    settings = RedisSettings(url=server.url, retry_window_s=30)
     patient, impatient = open_redis(settings), open_redis(settings, retry_window_s=0)
     try:
         patient.set("kept", "1")
-        server.terminate()
-        server.wait(10)
+        server.stop()
         with pytest.raises(redis.ConnectionError):
             impatient.get("kept")
 
         def start_again() -> None:
-            nonlocal server
             time.sleep(2.0)
-            server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+            server.start()
 
         restarter = threading.Thread(target=start_again)
         restarter.start()
@@ -58,5 +49,4 @@ def test_a_command_waits_out_a_restart_and_a_zero_window_fails_at_once(tmp_path:
         assert time.monotonic() - started >= 2.0
         restarter.join()
     finally:
-        server.terminate()
-        server.wait(10)
+        server.stop()

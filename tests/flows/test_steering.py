@@ -81,9 +81,14 @@ class Rig:
         return entry
 
 
+STEERING_DB = 7
+
+
 @pytest.fixture()
 def rig(redis_url: str) -> Iterator[Rig]:
-    client = redis.Redis.from_url(redis_url)
+    # Its own database: the package's flow farm has workers on db 0, and flushing that under
+    # them wiped their registrations and heartbeats (the next farm test found no phone online).
+    client = redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{STEERING_DB}")
     client.flushdb()
     registry = DeviceRegistry(client, FarmSettings())
     store = FakeObjectStore()

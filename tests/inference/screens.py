@@ -5,7 +5,7 @@ from __future__ import annotations
 from droidretriever.models import Bounds, Screen, UIElement
 from inference.perception import BlockPartition, Perception, ViewTree
 
-__all__ = ["element", "perceived", "results_screen", "screen_of"]
+__all__ = ["button", "element", "perceived", "results_screen", "screen_of"]
 
 
 def element(
@@ -20,6 +20,11 @@ def element(
             **fields,
         }
     )
+
+
+def button(element_id: str, label: str, top: int) -> UIElement:
+    """A clickable Button labelled ``label`` at ``top``."""
+    return element(element_id, label, top=top, clickable=True, class_name="android.widget.Button")
 
 
 def screen_of(*elements: UIElement, package: str = "com.example.app", fingerprint: str = "") -> Screen:

@@ -20,13 +20,7 @@ from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import Settings, load_settings
-
-FAST_FARM = {
-    "DROIDRETRIEVER_FARM__HEARTBEAT_S": "0.5",
-    "DROIDRETRIEVER_FARM__HEARTBEAT_MISSED": "4",
-    "DROIDRETRIEVER_FARM__REJOIN_AFTER_OK": "2",
-    "DROIDRETRIEVER_FARM__LEASE_TTL_S": "5",
-}
+from droidretriever.testing import FAST_FARM
 
 
 def farm_env(redis_url: str, state_dir: Path) -> dict[str, str]:

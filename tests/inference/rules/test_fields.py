@@ -13,16 +13,13 @@ from inference.rules import (
     find_risk,
     is_search_field,
 )
+from tests.inference.screens import button as _button
 from tests.inference.screens import element, screen_of
 
 
 def _field(element_id: str, hint: str, top: int = 300, resource_id: str = "") -> UIElement:
     return element(element_id, hint, top=top, height=120, editable=True, clickable=True,
                    class_name="android.widget.EditText", resource_id=resource_id)
-
-
-def _button(element_id: str, label: str, top: int) -> UIElement:
-    return element(element_id, label, top=top, clickable=True, class_name="android.widget.Button")
 
 
 @pytest.mark.parametrize(("hint", "button"), [

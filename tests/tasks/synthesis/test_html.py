@@ -10,11 +10,10 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from droidretriever.models import AppStatus, Capture, Query, Report, SubTaskStatus
 from droidretriever.testing import DrawnCapture
+from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.report import build_report, publish_report, synthesize_report
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 APPS = (
     AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),
     AppStatus(app_label="Ele.me", package="me.ele", status=SubTaskStatus.COMPLETED),
@@ -28,7 +27,7 @@ APPS = (
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 

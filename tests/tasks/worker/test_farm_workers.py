@@ -22,6 +22,7 @@ from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings
 from droidretriever.redis_client import open_redis
+from droidretriever.testing import FAST_FARM
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (
@@ -34,7 +35,6 @@ from tasks.worker.farm_tasks import (
 )
 from tests.support.example_apps import example_catalog
 from tests.support.farm import (
-    FAST_FARM,
     FarmProcesses,
     farm_env,
     farm_settings,
