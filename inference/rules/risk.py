@@ -18,9 +18,11 @@ sending, posting, following, buying, ...) pauses too.
 
 A payment or sign-in screen is one whose purpose is paying or signing in, not
 one that links to it: a strong phrase on an entry (a hub's ``充值`` button, a
-profile's ``实名认证`` row, a card ``充值中心 | 话费充值``) or naming a page of
-records (``充值记录``) is a way there, unless the screen shows an amount to pay
-(then its pay button is the step itself). A sign-in wall pauses with or without
+profile's ``实名认证`` row, a card ``充值中心 | 话费充值``) is a way there, unless
+the screen shows an amount to pay (then its pay button is the step itself); one
+naming a page about it (``充值记录``, a ``支付设置`` button) is a way there too,
+and one stating where things stand (``已实名认证``, ``認証済み``) is a status.
+A sign-in wall pauses with or without
 a password field (:func:`inference.rules.fields.find_login_wall`: a phone,
 e-mail or code field with "Continue", "Continue with Google"). What the app's
 search field holds is never read: the agent typed it, perhaps in an earlier run.
@@ -150,6 +152,9 @@ _INJECTION = _words(
 
 # An amount the screen asks the person to pay: with it, a pay or confirm button is the step itself.
 _AMOUNT_TO_PAY = _words(_ORDER_TOTAL.pattern, r"\bamount\b", "金额", "금액", "金額")
+# Words that make a phrase a state: done or not yet (zh), done (ja, ko).
+_STATUS_BEFORE = ("已", "未")
+_STATUS_AFTER = ("済", "完了", "완료", "됨")
 _ENTRY_SHARE = 0.4  # a tappable container larger than this share of the screen is a page, not an entry
 
 # Packages of sensitive professional apps (medical, legal, government, banking).
@@ -213,8 +218,9 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
             if category is RiskCategory.PERSONAL_INFO and not (_is_text_field(element) or is_form):
                 continue  # an "Edit profile" link is not editing: a form to fill is
             step_itself = category is RiskCategory.PAYMENT and to_pay  # a pay button beside the amount
-            if match and category in _LINKED and ((entry and not step_itself) or names_a_place(element.label)):
-                continue  # an entry that leads to a payment or sign-in page, or a page of records
+            if match and category in _LINKED and ((entry and not step_itself) or names_a_place(element.label)
+                                                   or _states_a_status(text, match)):
+                continue  # an entry that leads to a payment or sign-in page, a page of records, a status
             if match and not _task_allows(category, lowered_task):
                 return RiskFinding(
                     category=category,
@@ -230,6 +236,8 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
             if label and pattern.search(label) and not _task_allows(category, lowered_task):
                 if category is RiskCategory.LOGIN and not has_form:
                     continue  # a "Sign in" link on a browsable page is not a login screen
+                if category in _LINKED and names_a_place(element.label):
+                    continue  # "支付设置", "Login settings": a way to a page about it, not the step
                 if category in _DIALOG_ONLY and not _is_dialog_like(screen):
                     continue  # "Delete" / "Agree" buttons matter in a confirmation dialog
                 return RiskFinding(
@@ -265,6 +273,14 @@ def _find_checkout(screen: Screen) -> RiskFinding | None:
                                reason=f"a {_quote(element.label)} button beside the order total: "
                                "a payment screen")
     return None
+
+
+def _states_a_status(text: str, match: re.Match[str]) -> bool:
+    """Whether the phrase is a state already reached or not yet ("已实名认证", "未充值", "認証済み",
+    "인증 완료"): a record or a profile saying how things stand, not a step on this screen."""
+    before = text[:match.start()].rstrip()
+    after = text[match.end():].lstrip()
+    return before.endswith(_STATUS_BEFORE) or after.startswith(_STATUS_AFTER)
 
 
 def _shows_amount_to_pay(screen: Screen) -> bool:

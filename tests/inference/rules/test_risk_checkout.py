@@ -74,3 +74,28 @@ def test_an_injection_pushing_towards_checkout_is_paused() -> None:
     risk = find_risk(screen)
     assert risk is not None and risk.category is RiskCategory.PAYMENT
     assert "instruct the agent" in risk.reason
+
+
+def settings_page(entry: str) -> list[UIElement]:
+    return [element("title", "Settings", top=120), button("Account and security", top=300),
+            button(entry, top=420), button("Notifications", top=540), button("About", top=660)]
+
+
+@pytest.mark.parametrize("entry", ["支付设置", "Payment settings", "登录设置", "결제 설정"])
+def test_a_settings_entry_named_after_paying_or_signing_in_is_a_way_there(entry: str) -> None:
+    assert find_risk(screen_of(*settings_page(entry))) is None
+
+
+@pytest.mark.parametrize("status", ["李** · 已实名认证", "未实名认证", "本人確認 認証コード済み", "인증번호 완료"])
+def test_a_phrase_stating_where_things_stand_is_a_status_not_a_step(status: str) -> None:
+    profile = screen_of(element("name", status, top=200), button("Orders", top=400),
+                        button("Coupons", top=520), button("Help", top=640))
+    assert find_risk(profile) is None
+
+
+def test_the_steps_themselves_still_pause() -> None:
+    assert find_risk(screen_of(element("t", "实名认证", top=120), element("f", "请上传身份证", top=300),
+                               button("下一步", top=600))) is not None
+    assert find_risk(screen_of(element("t", "Order", top=120), element("a", "Total ¥88.0", top=300),
+                               button("支付", top=2100))) is not None
+    assert find_risk(screen_of(*settings_page("支付"))) is not None  # a bare pay button: the step
