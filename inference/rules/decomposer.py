@@ -2,8 +2,9 @@
 
 What it does, and says in ``Plan.notes``: apps are the installed apps the
 question names (fuzzy, English and Chinese names); when none is named, apps are
-picked by topic words (food delivery, shopping, reviews, travel, music,
-settings). Search terms are quoted text, else the question's noun phrases with
+picked by topic words (food delivery, shopping, maps, trains, school, mail,
+...): the apps people know for the topic, then installed apps whose names say it
+("... Maps", "...校园"). Search terms are quoted text, else the question's noun phrases with
 app names, question words and attribute words (price, cheaper, reviews)
 removed. The page mode comes from cue words. It does not understand the
 question: it cannot infer an app from an unusual topic, split a question into
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from droidretriever.models import InstalledApp, PageMode, Plan, Query
 from inference.rules.apps import (
@@ -78,34 +80,60 @@ _LIST_VIEW_CUES = (
     "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
 )
 
-# Topic words -> app alias groups, used only when the question names no app. The first
-# topic whose cue matches wins, so narrower topics come first ("taxi trips" before travel,
-# "delivered packages" before food delivery); apps are taken in the group's order.
-_TOPICS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
-    ("parcel", (r"\bpackages?\b", r"\bparcels?\b", r"\bexpress\b", "快递", "包裹", "驿站"), ("Cainiao",)),
-    ("ride", (r"\btaxis?\b", r"\brides?\b", r"\bcabs?\b", "打车", "出租车", "网约车"), ("DiDi", "Amap", "Uber")),
-    ("phone bill", (r"\bphone (?:credit|bill|plan|balance)", r"\btop.?up\b", "话费", "流量套餐"),
-     ("China Mobile", "China Unicom", "China Telecom")),
-    ("meeting", (r"\bmeetings?\b", "会议"), ("Tencent Meeting", "Zoom", "Teams")),
-    ("mail", (r"\bemails?\b", r"\bmail\b", r"\binbox\b", "邮件", "邮箱"), ("Gmail", "NetEase Mail", "Outlook")),
-    ("fan community", (r"\bfans?\b", r"\bvideos?\b", "粉丝", "视频", "弹幕"), ("Zhihu", "Weibo", "Bilibili")),
-    ("social post", (r"\bposts?\b", r"\btweets?\b", "微博", "帖子"), ("Weibo", "Zhihu", "Rednote")),
-    ("reviews", (r"\breview", r"\bopinion", r"\bsay\b", "评价", "口碑", "笔记"),
-     ("Rednote", "Zhihu", "Douban", "Quora", "Weibo", "Dianping")),
-    ("charts", (r"\branking", r"\bcharts?\b", r"\btop \d+", r"\bbest.rated\b", "排行", "榜单"), ("Douban",)),
-    ("movie tickets", (r"\bshowtimes?\b", r"\bmovies?\b", r"\bfilms?\b", r"\bcinemas?\b", "电影", "影院", "场次"),
-     ("Maoyan", "Taopiaopiao", "Douban")),
-    ("train", (r"\btrains?\b", "火车", "高铁", "动车", "车票"), ("12306",)),
-    ("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐", "汉堡"),
-     ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
-    ("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphones?\b", r"\bspecs\b",
-                  r"\bspecifications?\b", "价格", "购买", "便宜", "手机"),
-     ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish")),
-    ("travel", (r"\bhotels?\b", r"\bflights?\b", r"\btrips?\b", r"\btravel", "酒店", "机票", "旅游"),
-     ("Ctrip", "Booking", "Expedia", "Qunar")),
-    ("music", (r"\bsongs?\b", r"\bmusic\b", r"\balbums?\b", r"\bplaylists?\b", "歌", "音乐"),
-     ("QQ Music", "NetEase Cloud Music", "Spotify", "Apple Music")),
+@dataclass(frozen=True)
+class _Topic:
+    """A kind of question, the words that show it, and the apps that answer it: apps people
+    know for it (alias groups, in order) and words in any installed app's name ("Maps",
+    "校园") for apps the list does not know."""
+
+    name: str
+    cues: tuple[str, ...]
+    apps: tuple[str, ...]
+    name_words: tuple[str, ...] = ()
+
+
+# Used only when the question names no app. The first topic whose cue matches and that has an
+# installed app wins, so narrower topics come first ("taxi trips" before travel, "delivered
+# packages" before food delivery); apps are taken in the group's order.
+_TOPICS: tuple[_Topic, ...] = (
+    _Topic("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
+    _Topic("parcel", (r"\bpackages?\b", r"\bparcels?\b", r"\bexpress\b", "快递", "包裹", "驿站"),
+           ("Cainiao",), (r"\bparcels?\b", r"\bexpress\b", "快递", "物流")),
+    _Topic("ride", (r"\btaxis?\b", r"\brides?\b", r"\bcabs?\b", "打车", "出租车", "网约车"),
+           ("DiDi", "Amap", "Uber")),
+    _Topic("phone bill", (r"\bphone (?:credit|bill|plan|balance)", r"\btop.?up\b", "话费", "流量套餐"),
+           ("China Mobile", "China Unicom", "China Telecom")),
+    _Topic("meeting", (r"\bmeetings?\b", "会议", "开会", "(?:哪些|几个|几场)会(?![员计])"),
+           ("Tencent Meeting", "Zoom", "Teams"), (r"\bmeetings?\b", "会议")),
+    _Topic("mail", (r"\bemails?\b", r"\bmail\b", r"\binbox\b", "邮件", "邮箱"),
+           ("Gmail", "NetEase Mail", "Outlook"), (r"\bmail\b", "邮")),
+    _Topic("school", (r"\bgpa\b", r"\bgrades?\b", r"\bexams?\b", r"\bcourses?\b", r"\btimetable\b",
+                      r"\bsemester\b", r"\btuition\b", "绩点", "成绩", "考试", "课表", "学期", "选课", "学费"),
+           (), (r"\bcampus\b", r"\bschool\b", r"\buniversity\b", r"\bcollege\b", r"\bstudents?\b",
+                "校园", "教务", "大学")),
+    _Topic("fan community", (r"\bfans?\b", r"\bvideos?\b", "粉丝", "视频", "弹幕"), ("Zhihu", "Weibo", "Bilibili")),
+    _Topic("social post", (r"\bposts?\b", r"\btweets?\b", "微博", "帖子"), ("Weibo", "Zhihu", "Rednote")),
+    _Topic("reviews", (r"\breview", r"\bopinion", r"\bsay\b", "评价", "口碑", "笔记"),
+           ("Rednote", "Zhihu", "Douban", "Quora", "Weibo", "Dianping")),
+    _Topic("charts", (r"\branking", r"\bcharts?\b", r"\btop \d+", r"\bbest.rated\b", "排行", "榜单"), ("Douban",)),
+    _Topic("movie tickets", (r"\bshowtimes?\b", r"\bmovies?\b", r"\bfilms?\b", r"\bcinemas?\b", "电影", "影院",
+                             "场次"), ("Maoyan", "Taopiaopiao", "Douban")),
+    _Topic("train", (r"\btrains?\b", "火车", "高铁", "动车", "车票", "车次", "[一二]等座", "卧铺"), ("12306",),
+           (r"\brail", "铁路")),
+    _Topic("maps", (r"\bdriv(?:e|ing)\b", r"\bdirections?\b", r"\bhow far\b", r"\bnavigat", r"\bkilomet",
+                    r"\bnearby\b", r"\bnearest\b", "开车", "驾车", "导航", "路线", "多远", "公里", "附近", "怎么去",
+                    "过路费"),
+           ("Amap", "Baidu Maps", "Google Maps"), (r"\bmaps?\b", "地图")),
+    _Topic("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐",
+                             "汉堡"), ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
+    _Topic("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphones?\b", r"\bspecs\b",
+                        r"\bspecifications?\b", r"\bproducts?\b", r"\bingredients?\b", "价格", "购买", "便宜",
+                        "手机", "商品", "成分", "配料"),
+           ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish"), (r"\bshop", r"\bmall\b", "商城")),
+    _Topic("travel", (r"\bhotels?\b", r"\bflights?\b", r"\btrips?\b", r"\btravel", "酒店", "机票", "旅游"),
+           ("Ctrip", "Booking", "Expedia", "Qunar"), (r"\btravel", r"\btrip\b", "旅行")),
+    _Topic("music", (r"\bsongs?\b", r"\bmusic\b", r"\balbums?\b", r"\bplaylists?\b", "歌", "音乐"),
+           ("QQ Music", "NetEase Cloud Music", "Spotify", "Apple Music"), (r"\bmusic\b", "音乐")),
 )
 
 _PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
@@ -239,14 +267,13 @@ def _settings_app(installed: Sequence[InstalledApp]) -> InstalledApp | None:
 
 def _apps_by_topic(text: str, installed: Sequence[InstalledApp]) -> tuple[str, list[InstalledApp]]:
     lowered = text.lower()
-    for topic, cues, group_names in _TOPICS:
-        if any(re.search(cue, lowered) for cue in cues):
-            picked = [
-                app
-                for name in group_names
-                for app in installed
-                if name in names_for(app)
-            ]
-            if picked:
-                return topic, list(dict.fromkeys(picked))
+    for topic in _TOPICS:
+        if not any(re.search(cue, lowered) for cue in topic.cues):
+            continue
+        known = [app for name in topic.apps for app in installed if name in names_for(app)]
+        named = [app for app in installed
+                 if any(re.search(word, name.lower()) for word in topic.name_words for name in names_for(app))]
+        picked = list(dict.fromkeys(known + named))
+        if picked:
+            return topic.name, picked
     return "", []

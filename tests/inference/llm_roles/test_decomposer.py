@@ -167,6 +167,7 @@ TOPIC_APPS = [
         ("Douban", "com.douban.frodo"), ("Tencent Meeting", "com.tencent.wemeet.app"),
         ("Weibo", "com.sina.weibo"), ("Bilibili", "tv.danmaku.bili"), ("Zhihu", "com.zhihu.android"),
         ("China Mobile", "com.greenpoint.android.mc10086.activity"), ("Gmail", "com.google.android.gm"),
+        ("Amap", "com.autonavi.minimap"), ("今日校园", "com.wisedu.cpdaily"),
     ]
 ]
 
@@ -181,11 +182,25 @@ TOPIC_APPS = [
     ("How do fans feel about more Mission: Impossible films?", "Zhihu"),
     ("Calculate my phone credit from October to August.", "China Mobile"),
     ("What is my latest email?", "Gmail"),
+    ("明天上海到北京还有一等座的车次吗？", "12306"),
+    ("开车到机场要多久，多少公里？", "Amap"),
+    ("How long is the drive to the airport?", "Amap"),
+    ("这学期我的绩点是多少？", "今日校园"),  # no known school app: its name says it
+    ("What grades did I get this semester?", "今日校园"),
+    ("我明天上午有哪些会？", "Tencent Meeting"),
 ])
 def test_rules_pick_apps_by_topic_when_none_is_named(question: str, first_app: str) -> None:
     plan = decompose_by_rules(Query(text=question), TOPIC_APPS)
     assert plan.subtasks and plan.subtasks[0].app_label == first_app, [s.app_label for s in plan.subtasks]
     assert any("reads like a" in note for note in plan.notes)  # says why it picked them
+
+
+def test_a_topic_with_no_installed_app_is_not_a_pick() -> None:
+    campus_only = [a for a in TOPIC_APPS if a.label != "今日校园"]
+    plan = decompose_by_rules(Query(text="这学期我的绩点是多少？"), campus_only)
+    assert plan.subtasks == () and not any("reads like a" in note for note in plan.notes)
+    # "会员" (membership) is not a meeting.
+    assert decompose_by_rules(Query(text="我有哪些会员权益？"), TOPIC_APPS).subtasks == ()
 
 
 def test_rules_navigate_to_account_and_settings_pages_instead_of_searching_for_them() -> None:
