@@ -330,9 +330,19 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         if listing is not None:
             title, items = listing
             lines += [""] if others else []
-            lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
-                      f"({len(items)} item{'s' if len(items) != 1 else ''}, top to bottom):", ""]
-            lines += [f"- {_describe_item(item)}" for item in items]
+            count = f"{len(items)} item{'s' if len(items) != 1 else ''}"
+            if request.shaped:
+                # "Just the cheapest one", "only the names", "under $10": the listing is the
+                # answer once the question's filters, order and count are applied to it.
+                kept, said = select_records(items, request, today)
+                lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists {count}; "
+                          f"applied: {'; '.join(said) or 'nothing (no field to apply it to)'} "
+                          f"({len(kept)} shown):", ""]
+                lines += [f"- {describe_record(item, request)}" for item in kept] or ["- none passes the filters"]
+            else:
+                lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
+                          f"({count}, top to bottom):", ""]
+                lines += [f"- {_describe_item(item)}" for item in items]
     else:
         # The copilot judged these pages the answer; without a model to read them, show them.
         lines += ["No line on the captured pages matches the question's words. "

@@ -11,7 +11,7 @@ from datetime import date
 
 from PIL import Image
 
-from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from droidretriever.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
 from storage import FakeObjectStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.report import build_report, synthesize_report
@@ -77,3 +77,27 @@ def test_the_cheapest_n_as_a_table_and_names_only() -> None:
     rows = _record_lines(names)
     assert rows and all("¥" not in row.split("[")[0] for row in rows)  # names only, no fares
     assert "time of day: in the evening" in names
+
+
+def _results_page() -> tuple[Capture, list[AppStatus]]:
+    """A search results page: its title (the term searched for), then products with prices whose
+    names share no word with the question (another language, other words)."""
+    rows = [("Desk lamp", 60, 100), ("Nordic LED light, warm white", 300, 120),
+            ("¥129.00", 360, 60), ("Clip-on reading light", 600, 120), ("¥39.90", 660, 60),
+            ("Architect light, metal arm", 900, 120), ("¥259.00", 960, 60)]
+    elements = tuple(UIElement(id=f"e{i}", text=text, bounds=Bounds(left=40, top=top, right=1000, bottom=top + h))
+                     for i, (text, top, h) in enumerate(rows))
+    capture = Capture(id="shop-1-c1", run_id="run-1", subtask_id="shop-1", package="com.example.shop",
+                      image_key="k", width=1080, height=2340, elements=elements, title="Desk lamp")
+    return capture, [AppStatus(app_label="Shop", package=capture.package, status=SubTaskStatus.FAILED)]
+
+
+def test_a_listed_page_is_shaped_by_the_question_even_when_its_app_failed() -> None:
+    capture, apps = _results_page()
+    cheapest = write_extractive(Query(text="What's the cheapest desk lamp? Just the cheapest one."),
+                                [capture], apps).markdown
+    listed = [line for line in cheapest.splitlines() if line.startswith("- ")]
+    assert len(listed) == 1 and "Clip-on reading light" in listed[0] and "¥39.90" in listed[0], cheapest
+    assert "applied: cheapest first; the first 1" in cheapest
+    plain = write_extractive(Query(text="Show me desk lamps"), [capture], apps).markdown
+    assert sum(line.startswith("- ") for line in plain.splitlines()) == 3, plain  # all, as shown
