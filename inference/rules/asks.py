@@ -136,7 +136,7 @@ _NUM = r"(\d+(?:\.\d+)?)"
 _CUR = r"(?:[$¥￥€£]|元|块|rmb|usd|dollars?|yuan)"
 _CN_DIGITS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
-_TABLE = re.compile(r"\b(?:as|in) a table\b|\btabulate\b|表格|列成表|做成表")
+_TABLE = re.compile(r"\b(?:as|in|make) a table\b|\btabulate\b|表格|[列做画]成表|[列做画]个表|制表")
 _NAMES = re.compile(r"\b(?:only|just) (?:the |their )?(?:names?|titles?)\b|\bnames? only\b|"
                     r"只要名字|只要名称|只列名字|只说名字|名字就行|名称就行|只要标题")
 _SENTENCE = re.compile(r"\b(?:in )?one sentence\b|\bin a sentence\b|一句话")

@@ -338,7 +338,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists {count}; "
                           f"applied: {'; '.join(said) or 'nothing (no field to apply it to)'} "
                           f"({len(kept)} shown):", ""]
-                lines += [f"- {describe_record(item, request)}" for item in kept] or ["- none passes the filters"]
+                lines += _listed_lines(kept, request) or ["- none passes the filters"]
             else:
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
                           f"({count}, top to bottom):", ""]
@@ -363,6 +363,19 @@ def _record_lines(records: Sequence[Item], request: AnswerRequest) -> list[str]:
         fields = record_fields(item)
         rows.append(f"| {_cell(fields[0])} {_cite_name_in_table(item)} | "
                     f"{' · '.join(_cell(f) for f in fields[1:])} |")
+    return rows
+
+
+def _listed_lines(items: Sequence[Item], request: AnswerRequest) -> list[str]:
+    """A page listing's items as the question asks: names only, a table, or each with its values."""
+    if request.format is AnswerFormat.NAMES:
+        return [f"- {describe_record(item, request)}" for item in items]
+    if request.format is not AnswerFormat.TABLE:
+        return [f"- {_describe_item(item)}" for item in items]
+    rows = ["| Item | Details |", "|---|---|"]
+    for item in items:
+        shown = dict.fromkeys(f"{v.kind.value.lower()} {_cell(v.text)} {_cite(item, v)}" for v in item.values)
+        rows.append(f"| {_cell(item.name)} {_cite_name_in_table(item)} | {' · '.join(shown)} |")
     return rows
 
 

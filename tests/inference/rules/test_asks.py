@@ -12,6 +12,9 @@ from inference.rules.asks import AnswerFormat, Order, read_answer_request
 @pytest.mark.parametrize(("question", "fmt"), [
     ("List the orders as a table", AnswerFormat.TABLE),
     ("把结果做成表格", AnswerFormat.TABLE),
+    ("帮我列个表：名字和价格", AnswerFormat.TABLE),
+    ("Make a table of the fares", AnswerFormat.TABLE),
+    ("列表里有哪些歌？", AnswerFormat.LIST),  # 列表 is "a list", not a table
     ("Which songs are trending? Only the names", AnswerFormat.NAMES),
     ("只要名字", AnswerFormat.NAMES),
     ("Tell me in one sentence", AnswerFormat.SENTENCE),

@@ -101,3 +101,6 @@ def test_a_listed_page_is_shaped_by_the_question_even_when_its_app_failed() -> N
     assert "applied: cheapest first; the first 1" in cheapest
     plain = write_extractive(Query(text="Show me desk lamps"), [capture], apps).markdown
     assert sum(line.startswith("- ") for line in plain.splitlines()) == 3, plain  # all, as shown
+    table = write_extractive(Query(text="Desk lamps under ¥200, as a table"), [capture], apps).markdown
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "¥" in line]
+    assert len(rows) == 2 and "price ¥129.00" in rows[0] and "price ¥39.90" in rows[1], table
