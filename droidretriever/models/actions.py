@@ -84,6 +84,9 @@ class Back(_ActionBase):
 class OpenApp(_ActionBase):
     kind: Literal["open_app"] = "open_app"
     package: str
+    # Stop the app first so it starts on its first page: an app left by Back may otherwise
+    # resume on the page the agent was leaving.
+    fresh: bool = False
 
 
 class Wait(_ActionBase):

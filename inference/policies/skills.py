@@ -230,6 +230,11 @@ class SkillsPolicy:
         package = context.subtask.package
         if context.screen.package == package:
             return None
+        if context.history and isinstance(context.history[-1].action, Back):
+            # Back left the app from its top page: the branch point is the app's first page,
+            # not the page it would resume on (the one just left).
+            return _decision(OpenApp(package=package, fresh=True,
+                                     reason=f"open {context.subtask.app_label} on its first page"), "open_app")
         return _decision(OpenApp(package=package, reason=f"open {context.subtask.app_label}"), "open_app")
 
     def _search(self, context: PolicyContext) -> Decision | None:
@@ -332,6 +337,10 @@ class SkillsPolicy:
             return None
         if context.history and isinstance(context.history[-1].action, Back):
             return None  # back at a branch point: not stuck, another branch may follow
+        last = context.history[-1] if context.history else None
+        if (last is not None and isinstance(last.action, Scroll) and last.fingerprint
+                and last.fingerprint == context.screen.fingerprint):
+            return None  # the last scroll moved nothing: the page ends here, look elsewhere
         return _decision(
             Scroll(direction=ScrollDirection.DOWN, reason="the page repeats: look further down"),
             "scroll_repeat",

@@ -24,7 +24,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["AnswerFormat", "AnswerRequest", "DateRange", "NumberRange", "Order", "TimeOfDay",
-           "read_answer_request"]
+           "read_answer_request", "strip_answer_shape"]
 
 
 class AnswerFormat(StrEnum):
@@ -182,6 +182,15 @@ _MONTH = r"(january|february|march|april|may|june|july|august|september|october|
 _EN_MONTH_RANGE = re.compile(rf"\b(?:from|between)\s+{_MONTH}\s+(?:to|and|through|till|until)\s+{_MONTH}\b|"
                              rf"\b{_MONTH}\s*(?:-|–|to)\s*{_MONTH}\b")
 _CN_MONTH_RANGE = re.compile(r"(\d{1,2})\s*月?\s*(?:-|–|~|到|至)\s*(\d{1,2})\s*月")
+
+
+_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE)), re.IGNORECASE)
+
+
+def strip_answer_shape(question: str) -> str:
+    """``question`` without the words that only shape the answer ("as a table", "列个表",
+    "only the names"): they are never part of what to look for."""
+    return _SHAPE.sub(",", question)
 
 
 def read_answer_request(question: str) -> AnswerRequest:

@@ -24,6 +24,7 @@ from inference.rules.apps import (
     resolve_app,
     strip_app_names,
 )
+from inference.rules.asks import strip_answer_shape
 from inference.rules.lexicon import find_goal_concepts, load_lexicon
 from inference.rules.plan import MAX_TERMS, build_plan
 from inference.rules.segment import split_words
@@ -54,6 +55,7 @@ _STOP_TEXT = """
     order ordering ordered buy buying bought purchase purchasing purchased advise advice
     suggest suggestion suggestions summarize summarise summary translate translation explain
     describe identify decide deciding whether respectively gauge retrieve calculate help
+    just only one ones also
     s
 """
 _STOP = frozenset(_STOP_TEXT.split())
@@ -64,8 +66,15 @@ _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更
 一下 搜索 搜 帮 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或 有 有没有 给 用 能 可以
 告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
 东西 信息 情况 内容 名字 名称 从 到 去 来 开车 进去 加进去 出来
-今天 明天 后天 昨天 上午 下午 晚上 早上 中午 今晚 最近 本周 这周 上周 一周 上个月 本月 这个月 今年 去年"""
+今天 明天 后天 昨天 上午 下午 晚上 早上 中午 今晚 最近 本周 这周 上周 一周 上个月 本月 这个月 今年 去年
+公里 千米 米 分钟 小时 元 块"""
 _CJK_STOP = frozenset(_CJK_STOP_TEXT.split())
+_QUANTITY = re.compile(r"(?:[$¥￥€£]\s*)?\d[\d.,]*\s*(?:%|[A-Za-z]{1,7}|[\u4e00-\u9fff]{1,2})?(?:以下|以上|以内|之内|左右)?")
+# An amount of money, distance or time inside a sentence ("500元以内", "within 1 km", "$10"): a
+# filter of the answer; cut out before phrases are read so it never joins a name ("上海500元").
+_MEASURE_IN_TEXT = re.compile(
+    r"[$¥￥€£]\s*\d[\d.,]*|\d[\d.,]*\s*(?:元|块钱|块|公里|千米|米|分钟|小时|km\b|kilomet\w*|miles?\b|mins?\b|"
+    r"minutes?\b|hours?\b|%)(?:以下|以上|以内|之内|左右)?", re.IGNORECASE)
 _CJK_BREAK = re.compile(r"[\s，。？！、；：,.?!;:（）()“”\"'《》「」]+")
 
 _MULTI_PAGE_CUES = (
@@ -75,7 +84,7 @@ _MULTI_PAGE_CUES = (
 )
 _LIST_VIEW_CUES = (
     r"\blist\b", r"\ball\b", r"\boptions\b", r"\bhow many\b", r"\bwhich\b.{0,60}\bavailable\b",
-    r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b",
+    r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b", r"\bwhich (?:\w+ ){0,2}\w+s (?:have|are|were|did)\b(?! (?:in|on|of|from)\b)",
     r"\bfind (?:all |my )?(?!\w*ss\b)[a-z]{3,}s (?:scheduled|booked|saved|sent|ordered|from|by|with|in|on)\b",
     "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
 )
@@ -198,10 +207,12 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
     if quoted:
         return tuple(dict.fromkeys(q.strip() for q in quoted))[:MAX_TERMS]
     # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
-    stripped = strip_app_names(text, installed)
+    stripped = _MEASURE_IN_TEXT.sub(",", strip_answer_shape(strip_app_names(text, installed)))
     phrases = _mixed_phrases(stripped) if _CJK_RE.search(stripped) else _latin_phrases(stripped)
     # A product's name (capitals, digits) is what a shop searches; the question's other
     # Chinese words are then what it asks about (重量, 价格), shown on that product's page.
+    # A quantity ("1 km", "$10", "500元") is a filter of the answer, never a thing to search for.
+    phrases = [p for p in phrases if not _QUANTITY.fullmatch(p)]
     named = [p for p in phrases if re.search(r"[A-Z0-9]", p)] or [p for p in phrases if _is_named(p)]
     chosen = named or sorted(phrases, key=len, reverse=True)[:1]
     return tuple(dict.fromkeys(chosen))[:MAX_TERMS]

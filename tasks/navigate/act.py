@@ -97,6 +97,8 @@ def execute_action(driver: Driver, action: Action, screen: Screen) -> ActOutcome
         case Back():
             driver.key(Key.BACK)
         case OpenApp():
+            if action.fresh:
+                driver.force_stop(action.package)
             driver.open_app(action.package)
         case Wait():
             time.sleep(action.seconds)

@@ -223,11 +223,28 @@ def test_short_app_names_are_not_cut_out_of_words() -> None:
     assert extract_search_terms("Translate the Red Velvet notice on RED", rednote) == ("Red Velvet notice",)
 
 
+@pytest.mark.parametrize(("question", "terms"), [
+    ("What's the cheapest scarf in the shop? Just that one.", ("scarf",)),  # not "Just"
+    ("Which bakeries are within 2 km of me?", ("bakeries",)),  # a distance is a filter
+    ("Trending sneakers under $80", ("Trending sneakers",)),
+    ("北京300元以内的酒店有哪些？", ("北京", "酒店")),  # the amount never joins the city
+    ("到机场有多少公里？", ("机场",)),  # a bare unit is no term
+    ("北京今晚的酒店，列个表：名字和价格。", ("北京", "酒店")),  # not "列个表"
+    ("Hotels in Paris, as a table", ("Hotels", "Paris")),
+    ("Redmi Note 13 256GB price", ("Redmi Note 13 256GB",)),  # a product's storage is its name
+])
+def test_amounts_and_format_words_never_become_search_terms(question: str, terms: tuple[str, ...]) -> None:
+    assert extract_search_terms(question) == terms
+
+
 @pytest.mark.parametrize(("question", "mode"), [
     ("Find meetings scheduled by Irene.", PageMode.LIST_VIEW),  # several things: a list
     ("Find my orders from JD", PageMode.LIST_VIEW),
     ("Find address by postcode", PageMode.FOCUSED),  # one thing
     ("Find out how fans feel about more films", PageMode.FOCUSED),
+    ("Which nearby cafes are open late?", PageMode.LIST_VIEW),  # "which <plural> are"
+    ("Which app has the lowest fee?", PageMode.FOCUSED),
+    ("Which songs are in the Summer Hits playlist?", PageMode.FOCUSED),  # one playlist's page
 ])
 def test_rules_read_find_with_a_plural_as_a_list(question: str, mode: PageMode) -> None:
     assert choose_page_mode(question)[0] is mode

@@ -120,10 +120,22 @@ def test_a_repeated_page_does_not_tap_the_search_icon_again_but_scrolls() -> Non
     assert decision.skill == "scroll_repeat" and isinstance(decision.action, Scroll)
 
 
+def test_a_scroll_that_moved_nothing_is_not_repeated() -> None:
+    page = home().model_copy(update={"fingerprint": "f-end-of-page"})
+    scrolled = TakenAction(action=Scroll(reason="look further down"), instruction="Scroll down", policy="skills",
+                           skill="scroll_repeat", fingerprint=page.fingerprint)
+    decision = SKILLS.decide(context(page, history=(scrolled,), repeats=2))
+    assert decision is None or decision.skill != "scroll_repeat"
+
+
 def test_outside_the_app_the_app_is_opened() -> None:
     launcher = screen_of(element("icon", "Example", clickable=True), package="com.android.launcher3")
     decision = decide(launcher)
     assert decision.skill == "open_app" and decision.action == OpenApp(package=PKG, reason="open Example")
+    # Backed out of the app's top page: open it on its first page, not where it would resume.
+    backed = TakenAction(action=Back(reason="back to the branch point"), instruction="Back", policy="explore")
+    again = decide(launcher, history=(backed,))
+    assert isinstance(again.action, OpenApp) and again.action.fresh
 
 
 # ------------------------------------------------------------------ pop-ups
