@@ -349,6 +349,10 @@ class FarmSettings(_Section):
     visibility_timeout_s: float = Field(default=7200.0, ge=10.0)
     emulator_boot_timeout_s: float = Field(default=240.0, gt=0.0)
     android_sdk_root: Path | None = None  # else $ANDROID_SDK_ROOT / $ANDROID_HOME
+    # `farm up` gives the host's workers one shared OCR engine (the OCR service at
+    # perception.ocr_service_url, holding perception.ocr_backend's engine) instead of one each:
+    # a worker then imports no engine (docs/benchmarks.md, "Worker memory").
+    shared_ocr: bool = True
 
 
 class PerceptionSettings(_Section):
@@ -359,12 +363,13 @@ class PerceptionSettings(_Section):
     ocr_backend: Literal["rapidocr", "paddle", "service", "none"] = "rapidocr"
     ocr_cache_size: int = Field(default=256, ge=0, le=100_000)  # images, LRU by content hash
     ocr_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    # The shared OCR service (python -m inference.perception.ocr_service; the farm starts one per
-    # host when ocr_backend is "service"). Its bearer token: unset on loopback = the generated
+    # The shared OCR service (python -m inference.perception.ocr_service; `farm up` starts one
+    # per host, see farm.shared_ocr). Its bearer token: unset on loopback = the generated
     # <state_dir>/secrets/ocr-token.
     ocr_service_url: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8710")
     ocr_service_token: SecretStr | None = None
-    ocr_service_engine: Literal["rapidocr", "paddle"] = "rapidocr"  # what the service reads with
+    # What the service reads with when ocr_backend is "service" (else ocr_backend's engine).
+    ocr_service_engine: Literal["rapidocr", "paddle"] = "rapidocr"
     ocr_service_concurrency: int = Field(default=1, ge=1, le=64)  # reads at once (engines held)
     ocr_service_max_request_mb: int = Field(default=64, ge=1, le=1024)  # raw RGB: a screen is 7.6 MB
     # A client keeps retrying a service that does not answer (a restart) this long, then fails.

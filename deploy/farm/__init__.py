@@ -23,7 +23,7 @@ from deploy.farm.launcher import (
     wait_for_workers,
     worker_process_name,
 )
-from deploy.farm.ocr import OCR_PROCESS, start_shared_ocr, wants_shared_ocr
+from deploy.farm.ocr import OCR_PROCESS, shared_ocr_engine, start_shared_ocr, worker_ocr_args
 from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
@@ -52,13 +52,14 @@ __all__ = [
     "read_manifest",
     "repair_farm",
     "running_farm",
+    "shared_ocr_engine",
     "start_process",
     "start_shared_ocr",
     "stop_process",
     "stop_processes",
     "summarize_farm",
     "wait_for_workers",
-    "wants_shared_ocr",
+    "worker_ocr_args",
     "worker_process_name",
     "write_manifest",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import redis
 
-from deploy.farm.ocr import start_shared_ocr
+from deploy.farm.ocr import start_shared_ocr, worker_ocr_args
 from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
@@ -95,7 +95,7 @@ def _start_workers(settings: Settings, host: str, port: int,
     records = [
         start_process(settings.state_dir, worker_process_name(serial), [
             "python", "-m", "tasks.worker.device_worker", "--serial", serial,
-            "--adb-host", host, "--adb-port", str(port),
+            "--adb-host", host, "--adb-port", str(port), *worker_ocr_args(settings),
         ])
         for serial in serials
     ]

@@ -156,10 +156,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="The host's shared OCR service (issue 16).")
     parser.add_argument("--host", help="address to bind (default: the host of perception.ocr_service_url)")
     parser.add_argument("--port", type=int, help="port (default: the port of perception.ocr_service_url)")
+    parser.add_argument("--engine", choices=["rapidocr", "paddle"],
+                        help="the engine to hold (default: perception.ocr_service_engine)")
     args = parser.parse_args(argv)
     logging.basicConfig(level="INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         settings = load_settings().perception
+        if args.engine:
+            settings = settings.model_copy(update={"ocr_service_engine": args.engine})
         token = settings.ocr_service_token
         if token is None:
             raise OcrServiceError(
