@@ -60,14 +60,17 @@ def _process_memory_kb(pid: int) -> tuple[int, int]:
 
 def print_farm_memory(phones: int = 32) -> None:
     """A row per process of the running farm, then what ``phones`` workers and one OCR service hold."""
-    from deploy.farm import is_running, read_manifest
+    from deploy.farm import is_running, read_manifest, shared_ocr_engine
     from droidretriever.config import load_settings
 
     settings = load_settings()
     manifest = read_manifest(settings.state_dir)
     if manifest is None:
         raise SystemExit(f"no farm is up under {settings.state_dir}: `droidretriever farm up` first")
-    print(f"farm under {settings.state_dir}: OCR backend {settings.perception.ocr_backend}")
+    engine = shared_ocr_engine(settings)
+    ocr_is = (f"one shared OCR service ({engine})" if engine
+              else f"OCR in each worker ({settings.perception.ocr_backend})")
+    print(f"farm under {settings.state_dir}: {ocr_is}")
     print("| process | VmRSS | VmHWM (peak) |")
     print("|---|---|---|")
     workers: list[int] = []

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import httpx
 import numpy as np
 import pytest
+from pydantic import SecretStr
 
 from device_farm.sim import load_catalog
 from device_farm.sim.phone import Phone, PhoneIdentity
@@ -42,11 +44,15 @@ def _settings(port: int, token: str | None = _TOKEN, retry_s: float = 30.0) -> P
 
 
 def _wait_ready(settings: PerceptionSettings, process: subprocess.Popen[bytes]) -> None:
-    try:
-        check_ocr_service(settings.model_copy(update={"ocr_service_retry_s": 90.0}))
-    except OcrServiceError:
-        process.kill()
-        raise AssertionError(f"the OCR service did not start: {process.communicate()[0].decode()[-2000:]}") from None
+    deadline = time.monotonic() + 90
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            check_ocr_service(settings)
+            return
+        except OcrServiceError:
+            time.sleep(0.25)
+    process.kill()
+    raise AssertionError(f"the OCR service did not start: {process.communicate()[0].decode()[-2000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +102,7 @@ def test_every_route_refuses_a_client_without_the_secret(service: PerceptionSett
     wrong = {"authorization": "Bearer " + _TOKEN[:-1] + "x"}
     assert httpx.get(f"{url}/health", headers=wrong).status_code == 401
     with pytest.raises(OcrServiceError) as refused:
-        OcrServiceClient(service.model_copy(update={"ocr_service_token": "wrong"})).read(crop)
+        OcrServiceClient(service.model_copy(update={"ocr_service_token": SecretStr("wrong")})).read(crop)
     assert "refused this client's secret" in str(refused.value)
     assert "OCR_SERVICE_TOKEN" in refused.value.hint
     assert _TOKEN not in str(refused.value) + refused.value.hint
