@@ -113,7 +113,7 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     down = _cli(stack_env, "down")
     assert down.returncode == 0, down.stderr
-    assert "device farm: stopped 3 processes" in down.stdout
+    assert "device farm: stopped 4 processes" in down.stdout
     assert down.stdout.index("device farm") < down.stdout.index("redis: stopped")
     assert "subscriptions: stopped" in down.stdout
     assert not list((state / "run").glob("*.pid"))
