@@ -14,6 +14,13 @@ of it, read ``--rounds`` times. Options:
     arena-2+threads-1
     trim           glibc's malloc_trim(0) after each read: freed pages go back to the system
     arena-2+trim
+
+``--farm`` reads a running farm's processes instead (the farm of
+``DROIDRETRIEVER_STATE_DIR``: its workers, the shared OCR service when the
+workers use one, the monitor, the phones): VmRSS and VmHWM of each from
+``/proc``, one table row each, and the total for 32 workers and one OCR service
+at the largest worker's resident memory. Run it right after ``farm up`` and
+after a suite, e.g. ``droidretriever bench run paper-study2 --devices 1``.
 """
 
 from __future__ import annotations
@@ -43,6 +50,45 @@ def _memory_kb() -> tuple[int, int]:
     fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
                   if ":" in line)
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def _process_memory_kb(pid: int) -> tuple[int, int]:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                  if ":" in line)
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def print_farm_memory(phones: int = 32) -> None:
+    """A row per process of the running farm, then what ``phones`` workers and one OCR service hold."""
+    from deploy.farm import is_running, read_manifest, shared_ocr_engine
+    from droidretriever.config import load_settings
+
+    settings = load_settings()
+    manifest = read_manifest(settings.state_dir)
+    if manifest is None:
+        raise SystemExit(f"no farm is up under {settings.state_dir}: `droidretriever farm up` first")
+    engine = shared_ocr_engine(settings)
+    ocr_is = (f"one shared OCR service ({engine})" if engine
+              else f"OCR in each worker ({settings.perception.ocr_backend})")
+    print(f"farm under {settings.state_dir}: {ocr_is}")
+    print("| process | VmRSS | VmHWM (peak) |")
+    print("|---|---|---|")
+    workers: list[int] = []
+    ocr = 0
+    for record in manifest.processes:
+        if not is_running(record):
+            print(f"| {record.name} | not running | |")
+            continue
+        rss, peak = _process_memory_kb(record.pid)
+        print(f"| {record.name} | {rss / 1024:.0f} MB | {peak / 1024:.0f} MB |")
+        if record.name.startswith("worker-"):
+            workers.append(rss)
+        elif record.name == "ocr":
+            ocr = rss
+    if workers:
+        total = phones * max(workers) + ocr
+        print(f"{phones} workers at {max(workers) / 1024:.0f} MB + OCR service {ocr / 1024:.0f} MB = "
+              f"{total / 1024 / 1024:.2f} GB")
 
 
 def _screens(folder: Path) -> list[Path]:
@@ -102,8 +148,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="times every screen is read")
     parser.add_argument("--screens", type=Path, default=Path("/tmp/dr-worker-memory-screens"))
     parser.add_argument("--only", default="", help="only the options whose name contains this")
+    parser.add_argument("--farm", action="store_true",
+                        help="read the running farm's processes (workers, OCR service) instead")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.farm:
+        print_farm_memory()
+        return
     screens = _screens(args.screens)
     if args.child:
         _child(args.child, screens, args.rounds)

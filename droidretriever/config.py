@@ -19,7 +19,7 @@ setting, with no secret in it. Nothing here reads a module-global: call
 Secrets the settings leave unset are filled from the files ``droidretriever up``
 generates (:mod:`droidretriever.secrets`), for the services of the local stack
 only (loopback URLs): the Redis password, the S3 keys, Prefect's API auth
-string. An explicitly set secret (environment, TOML) always wins.
+string, the OCR service's token. An explicitly set secret (environment, TOML) always wins.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ MAX_PIXELS = 200_704  # 256 patches of 28x28: a 1080x2340 screenshot is sent as 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 # Settings whose values are never shown in an error, whatever they hold.
 _SECRET_FIELDS = frozenset({"secret_key", "access_key", "api_key", "api_token", "auth_string",
-                            "password"})
+                            "password", "ocr_service_token"})
 
 
 def is_loopback(host: str | None) -> bool:
@@ -349,14 +349,33 @@ class FarmSettings(_Section):
     visibility_timeout_s: float = Field(default=7200.0, ge=10.0)
     emulator_boot_timeout_s: float = Field(default=240.0, gt=0.0)
     android_sdk_root: Path | None = None  # else $ANDROID_SDK_ROOT / $ANDROID_HOME
+    # `farm up` gives the host's workers one shared OCR engine (the OCR service at
+    # perception.ocr_service_url, holding perception.ocr_backend's engine) instead of one each:
+    # a worker then imports no engine (docs/benchmarks.md, "Worker memory").
+    shared_ocr: bool = True
 
 
 class PerceptionSettings(_Section):
     """Screen perception (inference/perception): OCR, detector, redaction, description."""
 
-    ocr_backend: Literal["rapidocr", "paddle", "none"] = "rapidocr"  # paddle needs the gpu extra
+    # rapidocr / paddle: an engine in this process (paddle needs the gpu extra); service: ask
+    # the host's shared OCR service at ocr_service_url (one engine per host, not per worker).
+    ocr_backend: Literal["rapidocr", "paddle", "service", "none"] = "rapidocr"
     ocr_cache_size: int = Field(default=256, ge=0, le=100_000)  # images, LRU by content hash
     ocr_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    # The shared OCR service (python -m inference.perception.ocr_service; `farm up` starts one
+    # per host, see farm.shared_ocr). Its bearer token: unset on loopback = the generated
+    # <state_dir>/secrets/ocr-token.
+    ocr_service_url: AnyHttpUrl = AnyHttpUrl("http://127.0.0.1:8710")
+    ocr_service_token: SecretStr | None = None
+    # What the service reads with when ocr_backend is "service" (else ocr_backend's engine).
+    ocr_service_engine: Literal["rapidocr", "paddle"] = "rapidocr"
+    ocr_service_concurrency: int = Field(default=1, ge=1, le=64)  # reads at once (engines held)
+    ocr_service_max_request_mb: int = Field(default=64, ge=1, le=1024)  # raw RGB: a screen is 7.6 MB
+    # A client keeps retrying a service that does not answer (a restart) this long, then fails.
+    ocr_service_retry_s: float = Field(default=30.0, ge=0.0, le=600.0)
+    # Longest wait for one read's answer: reads queue behind the other workers' on a busy host.
+    ocr_service_timeout_s: float = Field(default=300.0, gt=0.0, le=3600.0)
     # Off until a trained ONNX model is committed (training wants a GPU; docs/perception.md).
     detector_enabled: bool = False
     detector_backend: Literal["onnx", "ultralytics"] = "onnx"
@@ -540,6 +559,11 @@ def fill_generated_secrets(settings: Settings) -> Settings:
         access = s3.access_key or files.read(StackSecret.S3_ACCESS_KEY)
         secret = s3.secret_key or _secret(files.read(StackSecret.S3_SECRET_KEY))
         updates["s3"] = s3.model_copy(update={"access_key": access, "secret_key": secret})
+    perception = settings.perception
+    if is_loopback(perception.ocr_service_url.host) and perception.ocr_service_token is None:
+        token = _secret(files.read(StackSecret.OCR_TOKEN))
+        if token is not None:
+            updates["perception"] = perception.model_copy(update={"ocr_service_token": token})
     prefect = settings.prefect
     if prefect.managed and prefect.auth_string is None:
         auth = _secret(files.read(StackSecret.PREFECT_AUTH))

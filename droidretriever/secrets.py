@@ -5,6 +5,7 @@
         redis-password              0600   Redis ``requirepass``
         s3-access-key, s3-secret-key       the S3 API's only identity (SeaweedFS)
         prefect-auth                       ``user:password`` of the Prefect API's basic auth
+        ocr-token                          the bearer token of the host's shared OCR service
         weed-jwt-*                         SeaweedFS's JWT signing keys (volume and filer)
         weed-ca-cert, weed-cert, weed-key  SeaweedFS's mutual TLS between its own parts
         ...                                (one file per secret; the name says what it is for)
@@ -49,6 +50,7 @@ class StackSecret(StrEnum):
     WEED_CA_CERT = "weed-ca-cert"  # the CA that signed weed-cert (its private key is discarded)
     WEED_CERT = "weed-cert"
     WEED_KEY = "weed-key"
+    OCR_TOKEN = "ocr-token"  # the bearer token of the host's shared OCR service
 
 
 def generate_secret(nbytes: int = 32) -> str:

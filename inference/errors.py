@@ -7,6 +7,8 @@
           |    +-- ScreenshotError         screenshot bytes are not a readable image
           |    +-- BackendUnavailableError an optional backend (gpu extra, model file) is missing
           |    +-- OcrError                the OCR engine failed on an image
+          |    |    +-- OcrServiceError    the host's shared OCR service is down past the retry
+          |    |                           window, refused the secret, or answered an error
           |    +-- DetectorError           the UI detector failed or its model is unusable
           |    +-- GroundingError          an element id / text / quote matches nothing on screen
           +-- LLMError                     a model role (LLM1-LLM4) failed (``.calls``: what it cost)
@@ -45,6 +47,7 @@ __all__ = [
     "LLMTimeout",
     "LLMUnavailable",
     "OcrError",
+    "OcrServiceError",
     "PerceptionError",
     "RouteMemoryError",
     "ScreenshotError",
@@ -75,6 +78,10 @@ class BackendUnavailableError(PerceptionError):
 
 class OcrError(PerceptionError):
     """The OCR engine failed while reading an image."""
+
+
+class OcrServiceError(OcrError):
+    """The shared OCR service could not read an image for this client (down, refused, failed)."""
 
 
 class DetectorError(PerceptionError):

@@ -2,6 +2,7 @@
 
 - :mod:`deploy.farm.launcher`   ``farm up | down``: start and stop them, wait for the workers;
 - :mod:`deploy.farm.processes`  the farm's folder, its manifest (``farm.json``), many stopped at once;
+- :mod:`deploy.farm.ocr`        the host's shared OCR service, when the workers ask one;
 - :mod:`deploy.farm.summary`    the farm in one line for ``droidretriever up | status``.
 
 They sit beside the local stack (:mod:`deploy.local`), whose process records they
@@ -22,6 +23,7 @@ from deploy.farm.launcher import (
     wait_for_workers,
     worker_process_name,
 )
+from deploy.farm.ocr import OCR_PROCESS, shared_ocr_engine, start_shared_ocr, worker_ocr_args
 from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
@@ -36,6 +38,7 @@ from deploy.farm.processes import (
 from deploy.farm.summary import FarmSummary, summarize_farm
 
 __all__ = [
+    "OCR_PROCESS",
     "FarmManifest",
     "FarmSummary",
     "ProcessRecord",
@@ -49,11 +52,14 @@ __all__ = [
     "read_manifest",
     "repair_farm",
     "running_farm",
+    "shared_ocr_engine",
     "start_process",
+    "start_shared_ocr",
     "stop_process",
     "stop_processes",
     "summarize_farm",
     "wait_for_workers",
+    "worker_ocr_args",
     "worker_process_name",
     "write_manifest",
 ]

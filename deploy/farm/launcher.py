@@ -1,4 +1,5 @@
-"""Bring a farm up and down: phones (virtual, adb-attached, emulators), one worker each, a monitor.
+"""Bring a farm up and down: phones (virtual, adb-attached, emulators), one worker each, a monitor,
+and the host's shared OCR service when the workers ask one (:mod:`deploy.farm.ocr`).
 
 Used by ``droidretriever farm up|down``; everything runs as background
 processes recorded in ``<state_dir>/farm/farm.json`` (see deploy.farm.processes).
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import redis
 
+from deploy.farm.ocr import start_shared_ocr, worker_ocr_args
 from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
@@ -93,7 +95,7 @@ def _start_workers(settings: Settings, host: str, port: int,
     records = [
         start_process(settings.state_dir, worker_process_name(serial), [
             "python", "-m", "tasks.worker.device_worker", "--serial", serial,
-            "--adb-host", host, "--adb-port", str(port),
+            "--adb-host", host, "--adb-port", str(port), *worker_ocr_args(settings),
         ])
         for serial in serials
     ]
@@ -130,10 +132,11 @@ def bring_up_sim(settings: Settings, phones: int, recordings: Sequence[Path] = (
     ])
     try:
         serials = _wait_for_adb(host, port, phones, timeout_s=60.0)
+        ocr = start_shared_ocr(settings)
     except FarmSetupError:
         stop_process(sim)
         raise
-    records = [sim, *_start_workers(settings, host, port, serials)]
+    records = [sim, *ocr, *_start_workers(settings, host, port, serials)]
     manifest = FarmManifest(mode="sim", adb_host=host, adb_port=port, serials=serials,
                             processes=tuple(records))
     write_manifest(settings.state_dir, manifest)
@@ -153,8 +156,9 @@ def bring_up_adb(settings: Settings) -> FarmManifest:
             hint="plug a phone in with USB debugging on and accept the prompt, or "
             "`adb connect <ip>:5555` for Wi-Fi adb (see docs/device-farm.md)",
         )
+    ocr = start_shared_ocr(settings)
     manifest = FarmManifest(mode="adb", adb_host=host, adb_port=port, serials=serials,
-                            processes=tuple(_start_workers(settings, host, port, serials)))
+                            processes=(*ocr, *_start_workers(settings, host, port, serials)))
     write_manifest(settings.state_dir, manifest)
     return manifest
 
@@ -172,11 +176,12 @@ def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
     try:
         for serial in serials:
             wait_for_boot(host, port, serial, settings.farm.emulator_boot_timeout_s)
-    except DeviceError:
+        ocr = start_shared_ocr(settings)
+    except DeviceError:  # FarmSetupError is one
         for record in emulators:
             stop_process(record)
         raise
-    records = [*emulators, *_start_workers(settings, host, port, serials)]
+    records = [*emulators, *ocr, *_start_workers(settings, host, port, serials)]
     manifest = FarmManifest(mode="emulators", adb_host=host, adb_port=port, serials=serials,
                             processes=tuple(records))
     write_manifest(settings.state_dir, manifest)

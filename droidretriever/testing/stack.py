@@ -92,6 +92,7 @@ class LocalStack:
             "DROIDRETRIEVER_API__PORT": str(free_port()),  # not 8700: another stack may hold it
             "DROIDRETRIEVER_STACK__START_TIMEOUT_S": str(start_timeout_s),
             "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
+            "DROIDRETRIEVER_PERCEPTION__OCR_SERVICE_URL": f"http://127.0.0.1:{free_port()}",
             "DROIDRETRIEVER_SIM__PHONES": str(phones),
             "DROIDRETRIEVER_SIM__LATENCY": latency,
             **FAST_FARM,

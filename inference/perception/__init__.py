@@ -46,9 +46,10 @@ from inference.perception.ocr import (
     OcrLine,
     PaddleOcrEngine,
     RapidOcrEngine,
-    create_ocr_engine,
     release_freed_memory,
 )
+from inference.perception.ocr_backends import create_ocr_engine
+from inference.perception.ocr_client import OcrServiceClient, check_ocr_service
 from inference.perception.ocr_regions import (
     find_blind_regions,
     merge_ocr_elements,
@@ -75,6 +76,7 @@ __all__ = [
     "Observation",
     "OcrEngine",
     "OcrLine",
+    "OcrServiceClient",
     "OnnxDetector",
     "PaddleOcrEngine",
     "ParsedHierarchy",
@@ -88,6 +90,7 @@ __all__ = [
     "UltralyticsDetector",
     "ViewNode",
     "ViewTree",
+    "check_ocr_service",
     "convert_droidbot_state",
     "count_exposure",
     "count_tokens",

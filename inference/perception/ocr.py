@@ -1,9 +1,11 @@
 """OCR engines behind one protocol, and a bounded cache keyed by image content.
 
-Backends:
+Backends (:func:`inference.perception.ocr_backends.create_ocr_engine` picks one):
 - :class:`RapidOcrEngine` (default install): PP-OCRv4 ONNX models shipped
   inside the ``rapidocr-onnxruntime`` wheel, so it works offline on a CPU.
 - :class:`PaddleOcrEngine` (``gpu`` extra): PaddleOCR, imported lazily.
+- :class:`~inference.perception.ocr_client.OcrServiceClient`: the host's shared
+  OCR service, which holds one of the two for every worker of the host.
 
 Phone screens are upright, so the angle classifier is skipped (it costs time
 and only helps with rotated photos).
@@ -26,7 +28,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds
 from inference.errors import BackendUnavailableError, OcrError
 from inference.perception.image import RGBImage, hash_image
@@ -37,7 +38,6 @@ __all__ = [
     "OcrLine",
     "PaddleOcrEngine",
     "RapidOcrEngine",
-    "create_ocr_engine",
     "release_freed_memory",
 ]
 
@@ -201,15 +201,3 @@ class CachedOcrEngine:
 
     def __len__(self) -> int:
         return len(self._cache)
-
-
-def create_ocr_engine(settings: PerceptionSettings) -> OcrEngine | None:
-    """The engine the settings ask for, cached; None when OCR is switched off."""
-    engine: OcrEngine
-    if settings.ocr_backend == "none":
-        return None
-    if settings.ocr_backend == "paddle":
-        engine = PaddleOcrEngine(min_confidence=settings.ocr_min_confidence)
-    else:
-        engine = RapidOcrEngine(min_confidence=settings.ocr_min_confidence)
-    return CachedOcrEngine(engine, max_entries=settings.ocr_cache_size)

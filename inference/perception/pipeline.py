@@ -26,7 +26,8 @@ from inference.perception.hierarchy import ParsedHierarchy, ViewTree, parse_hier
 from inference.perception.image import RGBImage, decode_screenshot, decode_thumbnail
 from inference.perception.observation import Observation
 from inference.perception.occlusion import CoverCheck, find_covered, union_share
-from inference.perception.ocr import OcrEngine, create_ocr_engine
+from inference.perception.ocr import OcrEngine
+from inference.perception.ocr_backends import create_ocr_engine
 from inference.perception.ocr_regions import (
     find_blind_regions,
     is_photo,

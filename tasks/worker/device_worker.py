@@ -126,8 +126,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--adb-host", default=None, help="default: settings.farm.adb_host")
     parser.add_argument("--adb-port", type=int, default=None, help="default: settings.farm.adb_port")
     parser.add_argument("--loglevel", default="INFO")
+    parser.add_argument("--ocr-backend", choices=["rapidocr", "paddle", "service", "none"],
+                        help="default: settings.perception.ocr_backend (`farm up` passes service "
+                             "when the host's workers share one OCR engine)")
     args = parser.parse_args(argv)
     settings = load_settings()
+    if args.ocr_backend:
+        perception = settings.perception.model_copy(update={"ocr_backend": args.ocr_backend})
+        settings = settings.model_copy(update={"perception": perception})
     logging.basicConfig(level=args.loglevel, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     run_device_worker(
         settings, args.serial, args.adb_host or settings.farm.adb_host,

@@ -23,7 +23,8 @@ def test_recorded_apps_run_through_the_farm_like_any_app(
     redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert DATA is not None
-    env = {**farm_env(redis_url, tmp_path), "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port())}
+    env = {**farm_env(redis_url, tmp_path), "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
+           "DROIDRETRIEVER_PERCEPTION__OCR_SERVICE_URL": f"http://127.0.0.1:{free_port()}"}
     for name, value in env.items():  # the farm's processes read their settings from the environment
         monkeypatch.setenv(name, value)
     settings = load_settings()

@@ -38,6 +38,7 @@ def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
         "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
+        "DROIDRETRIEVER_PERCEPTION__OCR_SERVICE_URL": f"http://127.0.0.1:{free_port()}",
         "DROIDRETRIEVER_API__PORT": str(free_port()),
     }
     yield env
@@ -87,13 +88,13 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
     assert _cli(stack_env, "api", "login").stdout.strip().startswith(
         f"http://127.0.0.1:{api_port}/login?code=")
 
-    # Services already up (same pids), and now the farm: one phone, its worker, the monitor.
+    # Services already up (same pids), and now the farm: one phone, its worker, the monitor, OCR.
     with_farm = _cli(stack_env, "up", "--sim", "1")
     assert with_farm.returncode == 0, with_farm.stderr
     assert sorted(p.read_text() for p in (state / "run").glob("*.pid")) == pids
-    assert "device farm (sim): 1 phone, 1/1 workers healthy, 3/3 processes running" in with_farm.stdout
+    assert "device farm (sim): 1 phone, 1/1 workers healthy, 4/4 processes running" in with_farm.stdout
     farm_pids = sorted(p.read_text() for p in (state / "farm").glob("*.pid"))
-    assert len(farm_pids) == 3
+    assert len(farm_pids) == 4  # + the shared OCR service
 
     again = _cli(stack_env, "up")  # idempotent: same processes, no new ones, farm left as it is
     assert again.returncode == 0, again.stderr
@@ -112,7 +113,7 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     down = _cli(stack_env, "down")
     assert down.returncode == 0, down.stderr
-    assert "device farm: stopped 3 processes" in down.stdout
+    assert "device farm: stopped 4 processes" in down.stdout
     assert down.stdout.index("device farm") < down.stdout.index("redis: stopped")
     assert "subscriptions: stopped" in down.stdout
     assert not list((state / "run").glob("*.pid"))

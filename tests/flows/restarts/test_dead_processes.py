@@ -89,12 +89,12 @@ def test_up_restarts_a_dead_device_worker(local_stack: LocalStack,
     wait_until(lambda: not services.registry.status(serial).heartbeat_alive, 30,
                "the dead worker's heartbeat to stop")
     down = run_cli("status")
-    assert down.returncode == 3 and "1/2 workers healthy, 3/4 processes" in down.stdout, down.stdout
+    assert down.returncode == 3 and "1/2 workers healthy, 4/5 processes" in down.stdout, down.stdout
 
     repaired = run_cli("up")
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert f"restarted {name} (had exited)" in repaired.stdout, repaired.stdout
-    assert "2/2 workers healthy, 4/4 processes running" in repaired.stdout, repaired.stdout
+    assert "2/2 workers healthy, 5/5 processes running" in repaired.stdout, repaired.stdout
     manifest = read_manifest(local_stack.state_dir)
     assert manifest is not None
     record = next(p for p in manifest.processes if p.name == name)
