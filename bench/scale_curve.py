@@ -1,7 +1,7 @@
 """The speed-up curve of a suite over phones, from ``droidretriever bench run`` results.
 
-    for n in 1 2 4 8; do droidretriever bench run paper-study2 --devices $n --out /tmp/scale-$n; done
-    python -m bench.scale_curve /tmp/scale-{1,2,4,8}/results.json --plot docs/images/bench-scale-study2.png
+    for n in 1 2 4 8 16 32; do droidretriever bench run paper-study2 --devices $n --out /tmp/scale-$n; done
+    python -m bench.scale_curve /tmp/scale-{1,2,4,8,16,32}/results.json --plot docs/images/bench-scale-study2.png
 
 Prints one Markdown row per run (phones, tasks per minute, speed-up over the fewest phones,
 p50 / p95 task latency, coverage) and draws tasks per minute against phones beside ideal
