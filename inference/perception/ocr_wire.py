@@ -12,8 +12,8 @@ core tens of them, on a host whose CPU is the first thing a farm runs out of.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from droidretriever.models import Frozen
 from inference.perception.image import RGBImage
 from inference.perception.ocr import OcrLine
 
@@ -34,18 +34,14 @@ WIDTH_HEADER = "x-image-width"
 HEIGHT_HEADER = "x-image-height"
 
 
-class OcrReply(BaseModel):
+class OcrReply(Frozen):
     """The lines the service read in one image."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     lines: tuple[OcrLine, ...]
 
 
-class OcrServiceHealth(BaseModel):
+class OcrServiceHealth(Frozen):
     """What the service holds: its engine, how many reads it runs at once, reads so far."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: str
     concurrency: int

@@ -21,7 +21,7 @@ import re
 from datetime import date, timedelta
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from droidretriever.models import Frozen
 
 __all__ = ["AnswerFormat", "AnswerRequest", "DateRange", "NumberRange", "Order", "TimeOfDay",
            "read_answer_request", "strip_answer_shape"]
@@ -41,10 +41,8 @@ class Order(StrEnum):
     BEST_RATED = "highest rated first"
 
 
-class NumberRange(BaseModel):
+class NumberRange(Frozen):
     """Values between ``low`` and ``high`` (either open), in ``unit`` ("" = any unit)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     low: float | None = None
     high: float | None = None
@@ -55,10 +53,8 @@ class NumberRange(BaseModel):
         return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
 
-class TimeOfDay(BaseModel):
+class TimeOfDay(Frozen):
     """Clock times from ``start`` to ``end`` minutes after midnight."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     start: int
     end: int
@@ -68,10 +64,8 @@ class TimeOfDay(BaseModel):
         return self.start <= minutes < self.end
 
 
-class DateRange(BaseModel):
+class DateRange(Frozen):
     """Days relative to the phone's date: ``days_back`` before it (a rolling window) or a calendar span."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: str  # last_month | this_month | last_week | this_week | yesterday | today | year:<n> | days:<n>
     # | months:<first>:<last> (calendar months of any year: "from May to August", "5月到8月")
@@ -107,10 +101,8 @@ class DateRange(BaseModel):
         return today - timedelta(days=days), today
 
 
-class AnswerRequest(BaseModel):
+class AnswerRequest(Frozen):
     """The shape the question asks its answer in."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     format: AnswerFormat = AnswerFormat.LIST
     order: Order = Order.AS_SHOWN

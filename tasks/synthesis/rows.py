@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
-from droidretriever.models import Capture, UIElement
+from droidretriever.models import Capture, Frozen, UIElement
 from tasks.synthesis.items import QueryTerms, dedupe_elements, score_relevance
 
 __all__ = ["NamedRow", "find_named_rows"]
@@ -23,10 +21,8 @@ _LABEL_CHARS = 12  # a row's label is short: "电池容量", "Battery"
 _SAME_ROW = 0.5  # share of the label's height two texts' tops may differ by on one row
 
 
-class NamedRow(BaseModel):
+class NamedRow(Frozen):
     """One labelled row of a page whose label the question names."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     capture_id: str
     label: str
