@@ -176,12 +176,17 @@ _EN_MONTH_RANGE = re.compile(rf"\b(?:from|between)\s+{_MONTH}\s+(?:to|and|throug
 _CN_MONTH_RANGE = re.compile(r"(\d{1,2})\s*月?\s*(?:-|–|~|到|至)\s*(\d{1,2})\s*月")
 
 
-_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE)), re.IGNORECASE)
+# An amount of money, distance or time ("500元以内", "1 km", "$10"): what a filter compares against.
+_AMOUNT = re.compile(
+    r"[$¥￥€£]\s*\d[\d.,]*|\d[\d.,]*\s*(?:元|块钱|块|公里|千米|米|分钟|小时|km\b|kilomet\w*|miles?\b|mins?\b|"
+    r"minutes?\b|hours?\b|%)(?:以下|以上|以内|之内|左右)?", re.IGNORECASE)
+_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE, _AMOUNT)), re.IGNORECASE)
 
 
 def strip_answer_shape(question: str) -> str:
-    """``question`` without the words that only shape the answer ("as a table", "列个表",
-    "only the names"): they are never part of what to look for."""
+    """``question`` without the words that only shape the answer: its format ("as a table",
+    "列个表", "only the names") and the amounts its filters compare against ("1 km", "500元以内").
+    They are never part of what to look for, and cut out they never join a name ("上海500元")."""
     return _SHAPE.sub(",", question)
 
 

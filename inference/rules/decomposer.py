@@ -70,11 +70,6 @@ _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更
 公里 千米 米 分钟 小时 元 块"""
 _CJK_STOP = frozenset(_CJK_STOP_TEXT.split())
 _QUANTITY = re.compile(r"(?:[$¥￥€£]\s*)?\d[\d.,]*\s*(?:%|[A-Za-z]{1,7}|[\u4e00-\u9fff]{1,2})?(?:以下|以上|以内|之内|左右)?")
-# An amount of money, distance or time inside a sentence ("500元以内", "within 1 km", "$10"): a
-# filter of the answer; cut out before phrases are read so it never joins a name ("上海500元").
-_MEASURE_IN_TEXT = re.compile(
-    r"[$¥￥€£]\s*\d[\d.,]*|\d[\d.,]*\s*(?:元|块钱|块|公里|千米|米|分钟|小时|km\b|kilomet\w*|miles?\b|mins?\b|"
-    r"minutes?\b|hours?\b|%)(?:以下|以上|以内|之内|左右)?", re.IGNORECASE)
 _CJK_BREAK = re.compile(r"[\s，。？！、；：,.?!;:（）()“”\"'《》「」]+")
 
 _MULTI_PAGE_CUES = (
@@ -207,7 +202,7 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
     if quoted:
         return tuple(dict.fromkeys(q.strip() for q in quoted))[:MAX_TERMS]
     # With its possessive: "Bilibili's community guidelines" searches "community guidelines".
-    stripped = _MEASURE_IN_TEXT.sub(",", strip_answer_shape(strip_app_names(text, installed)))
+    stripped = strip_answer_shape(strip_app_names(text, installed))
     phrases = _mixed_phrases(stripped) if _CJK_RE.search(stripped) else _latin_phrases(stripped)
     # A product's name (capitals, digits) is what a shop searches; the question's other
     # Chinese words are then what it asks about (重量, 价格), shown on that product's page.
