@@ -180,13 +180,26 @@ _CN_MONTH_RANGE = re.compile(r"(\d{1,2})\s*月?\s*(?:-|–|~|到|至)\s*(\d{1,2}
 _AMOUNT = re.compile(
     r"[$¥￥€£]\s*\d[\d.,]*|\d[\d.,]*\s*(?:元|块钱|块|公里|千米|米|分钟|小时|km\b|kilomet\w*|miles?\b|mins?\b|"
     r"minutes?\b|hours?\b|%)(?:以下|以上|以内|之内|左右)?", re.IGNORECASE)
-_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE, _AMOUNT)), re.IGNORECASE)
+# A date or a time of day ("Sept 12", "12 May", "9月12日", "9点前", "after 18:00", "this afternoon"):
+# when the answer happened, which a filter or the page's own date picker settles, never a search.
+_MONTH_WORD = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+               r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
+_WHEN = re.compile(
+    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}|{_MONTH_WORD}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?"
+    rf"(?:\s*[-–]\s*\d{{1,2}})?)?)(?![\w'])|\d{{1,2}}\s*月\s*(?:\d{{1,2}}\s*[日号])?|(?<![\d.])\d{{1,2}}\s*[日号](?![线楼])|"
+    r"(?<![\w.])(?:20\d\d\s*年|[12]?\d(?::\d\d)?\s*(?:am|pm)\b|[12]?\d:\d\d)|(?<![\d.])[12]?\d\s*点(?:\s*\d{1,2}\s*分?|半)?"
+    r"(?:以前|之前|以后|之后|前|后)?|" + "|".join(p.pattern for p, _, _ in _PARTS_OF_DAY)
+    + "|" + "|".join(p.pattern for p, _ in _DATES) + r"|\bright now\b", re.IGNORECASE)
+_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE, _AMOUNT, _WHEN, _TOP_N)),
+                    re.IGNORECASE)
 
 
 def strip_answer_shape(question: str) -> str:
     """``question`` without the words that only shape the answer: its format ("as a table",
-    "列个表", "only the names") and the amounts its filters compare against ("1 km", "500元以内").
-    They are never part of what to look for, and cut out they never join a name ("上海500元")."""
+    "列个表", "only the names"), its count ("top 5", "前五名"), the amounts its filters compare
+    against ("1 km", "500元以内") and its dates and times ("Sept 12", "9月12日", "早上9点前",
+    "tonight"). They are never part of what to look for, and cut out they never join a name
+    ("上海500元")."""
     return _SHAPE.sub(",", question)
 
 

@@ -27,7 +27,7 @@ from inference.rules.apps import (
 from inference.rules.asks import strip_answer_shape
 from inference.rules.lexicon import find_goal_concepts, load_lexicon
 from inference.rules.plan import MAX_TERMS, build_plan
-from inference.rules.segment import split_words
+from inference.rules.segment import is_function_word, split_words
 
 __all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
 
@@ -55,7 +55,9 @@ _STOP_TEXT = """
     order ordering ordered buy buying bought purchase purchasing purchased advise advice
     suggest suggestion suggestions summarize summarise summary translate translation explain
     describe identify decide deciding whether respectively gauge retrieve calculate help
-    just only one ones also
+    just only one ones also each every next usual number numbers across
+    average total sum monthly daily weekly yearly day days week weeks month months year years
+    specs spec specifications features feature name names title titles item items
     s
 """
 _STOP = frozenset(_STOP_TEXT.split())
@@ -66,10 +68,14 @@ _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更
 一下 搜索 搜 帮 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或 有 有没有 给 用 能 可以
 告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
 东西 信息 情况 内容 名字 名称 从 到 去 来 开车 进去 加进去 出来
+评分 票房 歌名 配送费 过路费 续航 费用 时间 日期 距离 销量 月售 重量 播放量 表 名
+出发 到达 发来 告诉 看看 换 花 坐 考 占 剩 还有 还剩 会 被 对 离 就行 行
 今天 明天 后天 昨天 上午 下午 晚上 早上 中午 今晚 最近 本周 这周 上周 一周 上个月 本月 这个月 今年 去年
 公里 千米 米 分钟 小时 元 块"""
 _CJK_STOP = frozenset(_CJK_STOP_TEXT.split())
 _QUANTITY = re.compile(r"(?:[$¥￥€£]\s*)?\d[\d.,]*\s*(?:%|[A-Za-z]{1,7}|[\u4e00-\u9fff]{1,2})?(?:以下|以上|以内|之内|左右)?")
+# "各是", "每期", "哪趟", "那家": a question word or determiner and one more character.
+_ASKING = re.compile(r"[各每几哪那这][\u4e00-\u9fff]{1,2}")
 _CJK_BREAK = re.compile(r"[\s，。？！、；：,.?!;:（）()“”\"'《》「」]+")
 
 _MULTI_PAGE_CUES = (
@@ -207,7 +213,7 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
     # A product's name (capitals, digits) is what a shop searches; the question's other
     # Chinese words are then what it asks about (重量, 价格), shown on that product's page.
     # A quantity ("1 km", "$10", "500元") is a filter of the answer, never a thing to search for.
-    phrases = [p for p in phrases if not _QUANTITY.fullmatch(p)]
+    phrases = [p for p in phrases if not _QUANTITY.fullmatch(p) and len(p) > 1]
     named = [p for p in phrases if re.search(r"[A-Z0-9]", p)] or [p for p in phrases if _is_named(p)]
     chosen = named or sorted(phrases, key=len, reverse=True)[:1]
     return tuple(dict.fromkeys(chosen))[:MAX_TERMS]
@@ -216,14 +222,23 @@ def extract_search_terms(text: str, installed: Sequence[InstalledApp] = ()) -> t
 def _latin_phrases(text: str) -> list[str]:
     phrases: list[str] = []
     run: list[str] = []
-    for token in _LATIN_TOKEN_RE.findall(_CJK_RE.sub(",", text)):
-        if token.isspace():
-            continue
+    tokens = [t for t in _LATIN_TOKEN_RE.findall(_CJK_RE.sub(",", text)) if not t.isspace()]
+    for index, token in enumerate(tokens):
         word = token.strip(".:'’-")
         bare = re.sub(r"['’]s$", "", word.lower())  # "what's" is "what"; "McDonald's" stays
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if run and word[:1].isupper() and _is_name_word(run[-1]) and _is_name_word(following):
+            run.append(word)  # a capitalised word inside a name: "OPPO Find X7 Ultra"
+            continue
         if not word or not re.match(r"\w", token) or word.lower() in _STOP or bare in _STOP:
             if run:
                 phrases.append(" ".join(run))
+            run = []
+            continue
+        owner = re.fullmatch(r"(.+)['’]s", word)
+        if owner and not _is_brand(word):
+            # A possessive ends a name: "Interstellar's rating", "aespa's next live".
+            phrases.append(" ".join([*run, owner.group(1)]))
             run = []
             continue
         run.append(word)
@@ -232,23 +247,40 @@ def _latin_phrases(text: str) -> list[str]:
     return phrases
 
 
+def _is_name_word(token: str) -> bool:
+    """A word that belongs to a name: capitalised or with a digit ("Find", "X7", "14")."""
+    return bool(re.match(r"[A-Z0-9]", token) and re.search(r"\w", token))
+
+
+def _is_brand(word: str) -> bool:
+    """A name spelt with its "'s" (McDonald's): an entity of the lexicon."""
+    folded = word.casefold().replace("’", "'")
+    return any(folded == label.casefold() for concept in load_lexicon().concepts.values()
+               if concept.entity for label in concept.labels)
+
+
 def _mixed_phrases(text: str) -> list[str]:
     """Runs of words between stop words and punctuation, in text with Chinese (never cut inside a
-    word): "小米14", "OPPO Find X7 Ultra" and "上海迪士尼" stay whole."""
+    word): "小米14", "OPPO Find X7 Ultra" and "上海迪士尼" stay whole. Grammar, counts and times
+    (jieba's tags: "哪天", "几次", "现在") end a run like stop words."""
     phrases: list[str] = []
     run: list[str] = []
+    start = True  # at the start of a sentence: "Which" is the question word "which"
     for word in split_words(text):
         if word.isspace() and run:
             run.append(" ")  # between Latin words: part of a name
-        elif word in _CJK_STOP or (word.islower() and word in _STOP) or _CJK_BREAK.fullmatch(word):
+        elif (word in _CJK_STOP or (word.lower() in _STOP and (word.islower() or start))
+              or _CJK_BREAK.fullmatch(word) or is_function_word(word, text)):
             # An English word among Chinese is a name unless written as a plain word ("Find"
             # in "OPPO Find X7" stays).
             phrases.append("".join(run).strip())
             run = []
         elif not word.isspace():
             run.append(word)
+        if not word.isspace():
+            start = bool(re.fullmatch(r"[.?!。？！]+", word.strip()))
     phrases.append("".join(run).strip())
-    return [p for p in phrases if len(p) >= 2 and re.search(r"\w", p)]
+    return [p for p in phrases if len(p) >= 2 and re.search(r"\w", p) and not _ASKING.fullmatch(p)]
 
 
 def _is_named(phrase: str) -> bool:

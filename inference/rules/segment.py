@@ -1,18 +1,32 @@
 """Chinese word segmentation, so a search term is never cut inside a word (jieba, offline).
 
 ``split_words("上海迪士尼乐园门票多少钱")`` -> ``["上海", "迪士尼", "乐园", "门票", "多少", "钱"]``.
-Stop words are then dropped as whole words: "上" (on) goes, "上海" stays. jieba's
-dictionary ships in its wheel; it is loaded once, on first use (about a second).
+Stop words are then dropped as whole words: "上" (on) goes, "上海" stays.
+
+``is_function_word`` reads jieba's part-of-speech tags: pronouns and question words
+("哪些", "那次", "各"), Chinese numerals and counts ("几次", "多少", "一部"), time words
+("今晚", "现在"), adverbs, prepositions, conjunctions, particles, measure words and
+adjectives ("最高", "便宜") are never the thing a person searches for. jieba's dictionary
+ships in its wheel; it is loaded once, on first use (about a second).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from functools import lru_cache
 
 import jieba
+import jieba.posseg
 
-__all__ = ["split_words"]
+__all__ = ["is_function_word", "split_words"]
+
+# jieba's tags (ICTCLAS): r pronoun, m numeral, t time, d adverb, p preposition, c conjunction,
+# u* particles, f direction ("上", "里", "以后"), q measure word, a adjective, y/e/o modal, interjection,
+# onomatopoeia.
+_FUNCTION_TAGS = frozenset({"r", "m", "t", "d", "p", "c", "u", "uj", "ul", "ug", "uz", "uv", "ud",
+                            "f", "q", "a", "y", "e", "o"})
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @lru_cache(maxsize=1)
@@ -23,7 +37,26 @@ def _tokenizer() -> jieba.Tokenizer:
     return tokenizer
 
 
+@lru_cache(maxsize=1)
+def _tagger() -> jieba.posseg.POSTokenizer:
+    return jieba.posseg.POSTokenizer(_tokenizer())
+
+
 @lru_cache(maxsize=512)
 def split_words(text: str) -> tuple[str, ...]:
     """``text`` cut into words (Chinese by jieba's dictionary; spaces and punctuation kept as tokens)."""
     return tuple(_tokenizer().cut(text))
+
+
+@lru_cache(maxsize=512)
+def _tags(text: str) -> dict[str, str]:
+    return {pair.word: pair.flag for pair in _tagger().cut(text)}
+
+
+def is_function_word(word: str, sentence: str) -> bool:
+    """Whether ``word`` (a Chinese word of ``sentence``) is grammar, a count or a time rather than a
+    name or a thing: what a search term never is. Digits and Latin words are never function words
+    here (the "8" of "碟中谍8", the "14600" of "i5-14600KF")."""
+    if not _CJK.search(word):
+        return False
+    return _tags(sentence).get(word, "") in _FUNCTION_TAGS

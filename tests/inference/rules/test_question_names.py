@@ -57,3 +57,24 @@ def test_chinese_search_terms_are_never_cut_inside_a_word(question: str, term: s
 def test_a_chinese_question_naming_an_app_is_planned_for_that_app() -> None:
     plan = decompose_by_rules(Query(text="在JD上27寸显示器最便宜的是哪个？"), INSTALLED)
     assert [s.app_label for s in plan.subtasks] == ["JD"]
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    # Question words, counts, times and particles (jieba's tags) never become terms.
+    ("那家烤鸭店哪天开门，几点到几点营业？", ("烤鸭店", "开门", "营业")),
+    # Dates and times of day are filters, not searches.
+    ("10月3日北京到上海，晚上8点以后还有哪些航班？", ("北京", "上海", "航班")),
+    ("Which concerts are on in Berlin on Oct 3 after 8 pm?", ("Berlin",)),
+    # A capitalised word inside a product's name stays in it; attribute words go.
+    ("Compare Samsung Galaxy Note 20 vs. Google Pixel 8 specs.", ("Samsung Galaxy Note 20", "Google Pixel 8")),
+    # A possessive ends a name; a count of the answer is not searched.
+    ("What's Inception's rating and who are its top 3 actors?", ("Inception",)),
+    ("Which of Adele's albums sold best?", ("Adele",)),
+])
+def test_search_terms_keep_names_and_drop_grammar_dates_and_attributes(question: str, terms: tuple[str, ...]) -> None:
+    assert extract_search_terms(question, INSTALLED) == terms
+
+
+def test_a_name_spelt_with_its_possessive_stays_whole() -> None:
+    # "McDonald's" is a brand of the lexicon, not the owner of something.
+    assert extract_search_terms("Is a McDonald's Big Mac cheaper than a Whopper?", ()) [0].startswith("McDonald's")
