@@ -70,6 +70,7 @@ class PolicyContext(Frozen):
     history: tuple[TakenAction, ...] = ()  # this try's actions, oldest first
     visited: frozenset[str] = frozenset()  # item signatures of results already opened
     repeats: int = 0  # how often this screen's fingerprint was seen before in this try
+    empty_searches: frozenset[str] = frozenset()  # terms whose search found nothing (any try)
     reflection: str | None = None  # tips from the previous try
     screenshot_png: bytes | None = None  # only sent to vision models
 
@@ -85,6 +86,12 @@ class PolicyContext(Frozen):
             ((isinstance(t.action, Input) and t.action.submit) or t.skill == PICK_SUGGESTION) and t.applied
             for t in self.history
         )
+
+    @property
+    def search_found_something(self) -> bool:
+        """Whether a search of this try was submitted and did not say that nothing was found."""
+        return any(isinstance(t.action, Input) and t.action.submit and t.applied
+                   and t.action.text not in self.empty_searches for t in self.history)
 
     @property
     def opened_result(self) -> bool:

@@ -74,6 +74,7 @@ from inference.rules import (
     load_lexicon,
     match_concept,
 )
+from inference.rules.segment import shorter_terms
 
 __all__ = [
     "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
@@ -238,8 +239,11 @@ class SkillsPolicy:
         return _decision(OpenApp(package=package, reason=f"open {context.subtask.app_label}"), "open_app")
 
     def _search(self, context: PolicyContext) -> Decision | None:
-        term = context.subtask.search_term
-        if not term or context.searched:
+        if not context.subtask.search_term or context.search_found_something:
+            return None
+        # A search that found nothing is not typed again: a shorter form of the term is.
+        term = next((t for t in shorter_terms(context.subtask.search_term) if t not in context.empty_searches), None)
+        if term is None:
             return None
         elements = context.screen.elements
         field = find_search_field(context.screen)

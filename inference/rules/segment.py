@@ -19,7 +19,7 @@ from functools import lru_cache
 import jieba
 import jieba.posseg
 
-__all__ = ["is_function_word", "split_words"]
+__all__ = ["is_function_word", "shorter_terms", "split_words"]
 
 # jieba's tags (ICTCLAS): r pronoun, m numeral, t time, d adverb, p preposition, c conjunction,
 # u* particles, f direction ("上", "里", "以后"), q measure word, a adjective, y/e/o modal, interjection,
@@ -60,3 +60,27 @@ def is_function_word(word: str, sentence: str) -> bool:
     if not _CJK.search(word):
         return False
     return _tags(sentence).get(word, "") in _FUNCTION_TAGS
+
+
+def shorter_terms(term: str) -> tuple[str, ...]:
+    """``term``, then shorter forms of it to search when it finds nothing, widest match last.
+
+    Latin words: the leading name ("Black Myth Wukong no-damage compilation" -> "Black Myth
+    Wukong"), the first two words, the first word. Chinese: without its last word, then its
+    first word ("上海迪士尼度假区" -> "上海迪士尼" -> "上海"). A form is never a single letter.
+    """
+    forms = [term]
+    words = term.split()
+    if len(words) > 1:
+        name = []
+        for word in words:
+            if not re.match(r"[A-Z0-9]", word):
+                break
+            name.append(word)
+        forms += [" ".join(name), " ".join(words[:2]), words[0]]
+    elif _CJK.search(term):
+        pieces = [w for w in split_words(term) if w.strip()]
+        if len(pieces) > 1:
+            forms += ["".join(pieces[:-1]), pieces[0]]
+    shorter = sorted({f.strip() for f in forms[1:]} - {term}, key=len, reverse=True)
+    return (term, *[f for f in shorter if len(f) >= 2][:3])

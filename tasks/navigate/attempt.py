@@ -28,6 +28,7 @@ from droidretriever.models import (
     Back,
     Evaluation,
     Finish,
+    Input,
     PageType,
     RunEventKind,
     Screen,
@@ -46,7 +47,7 @@ from inference.policies import (
     compact_history,
     describe_for_navigator,
 )
-from inference.rules import check_action, detect_page_type, find_injection
+from inference.rules import check_action, detect_page_type, find_injection, find_nothing_found
 from inference.rules.risk import quote_label
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
@@ -154,6 +155,7 @@ class NavigationTry:
         self._report_injection(screen)
         if evaluation.risk:
             return self._pause_for_risk(base, evaluation, observe_ms, perceive_ms, tick)
+        self._note_empty_search(screen)
         repeats = self.seen[screen.fingerprint]
         self.seen[screen.fingerprint] += 1
         decision: Decision | None
@@ -171,6 +173,7 @@ class NavigationTry:
                 subtask=self.subtask, perception=perception, page_type=page_type,
                 step=step_no, attempt=self.attempt, history=tuple(self.history),
                 visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
+                empty_searches=frozenset(self.run.empty_searches),
                 screenshot_png=observation.screenshot_png,
             ))
         if decision is None:
@@ -230,6 +233,16 @@ class NavigationTry:
         if outcome.problem:
             self.run.publish(RunEventKind.LOG, f"{preview.instruction}: {outcome.problem}")
         return None
+
+    def _note_empty_search(self, screen: Screen) -> None:
+        """Remember a term whose submitted search says nothing was found: the skills search a shorter
+        form of it next (in this try or the next), never the same words again."""
+        last = self.history[-1] if self.history else None
+        if (last is not None and last.applied and isinstance(last.action, Input) and last.action.submit
+                and find_nothing_found(screen) is not None and last.action.text not in self.run.empty_searches):
+            self.run.empty_searches.add(last.action.text)
+            self.run.publish(RunEventKind.LOG, f"the search for {last.action.text!r} found nothing: "
+                                               "a shorter form of the term is searched next")
 
     def _gate(self, decision: Decision, observation: DeviceObservation, screen: Screen,
               base: StepRecord, page_type: PageType) -> TryEnd | None:

@@ -49,6 +49,7 @@ class SubTaskRun:
     steps: list[StepRecord] = field(default_factory=list)
     captures: list[Capture] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)  # item signatures of opened results
+    empty_searches: set[str] = field(default_factory=set)  # typed terms whose search found nothing
     intervened: bool = False  # a person steered since the last recorded step
     meter: ModelMeter = field(init=False)  # model time left, calls and fallbacks not yet recorded
 

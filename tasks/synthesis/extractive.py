@@ -34,6 +34,7 @@ from datetime import date
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import AppStatus, Capture, LineSpan, Query, SubTaskStatus
+from inference.rules import find_goal_concepts
 from inference.rules.asks import AnswerFormat, AnswerRequest, read_answer_request
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
@@ -283,9 +284,9 @@ class ExtractiveMarkdown(BaseModel):
     page_dumps: tuple[LineSpan, ...] = ()
 
 
-def _named_rows(app: _App, terms: QueryTerms) -> list[str]:
+def _named_rows(app: _App, terms: QueryTerms, sections: Sequence[str]) -> list[str]:
     """The rows of the app's pages whose label the question names, each cited, label and value."""
-    rows = find_named_rows(app.captures, terms)
+    rows = find_named_rows(app.captures, terms, sections)
     if not rows:
         return []
     lines = ["Rows the question names, as the pages show them:", ""]
@@ -295,7 +296,7 @@ def _named_rows(app: _App, terms: QueryTerms) -> list[str]:
 
 
 def _app_section(app: _App, request: AnswerRequest, today: date | None,
-                 terms: QueryTerms) -> tuple[list[str], LineSpan | None]:
+                 terms: QueryTerms, sections: Sequence[str]) -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section)."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
@@ -305,7 +306,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
     if not app.captures:
         lines += ["No screen was captured in this app.", ""]
         return lines, dump
-    lines += _named_rows(app, terms)
+    lines += _named_rows(app, terms, sections)
     matches = app.matches
     listing = app.page_listing()
     records = find_records(app.captures, app.items) if listing is None else []
@@ -411,11 +412,12 @@ def write_extractive(
     terms = read_query_terms(" ".join([query.text, *search_terms]), exclude=labels)
     grouped = _group_apps(captures, apps, terms)
     request = read_answer_request(query.text)
+    sections = find_goal_concepts(query.text).targets  # "specs": the rows under 规格参数
     lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today, terms)
+        section, dump = _app_section(app, request, today, terms, sections)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

@@ -58,6 +58,18 @@ def test_a_goal_names_its_concepts_in_english_or_its_own_language(goal: str, con
     assert concept in find_goal_concepts(goal).named
 
 
+@pytest.mark.parametrize(("goal", "label", "concept"), [
+    # Money matters apps share, asked in English and shown in Chinese (or the other way round).
+    ("What is the cancellation and refund policy for my hotel booking?", "退订规则", "refund"),
+    ("Which subscriptions take money from my card by direct debit?", "自动扣款", "autopay"),
+    ("列出我的话费充值记录", "Top-up history", "top_ups"),
+    ("환불 규정 알려줘", "Refund policy", "refund"),
+])
+def test_money_pages_are_concepts_across_languages(goal: str, label: str, concept: str) -> None:
+    assert concept in find_goal_concepts(goal).named
+    assert match_concept(label, load_lexicon().concepts[concept]) > 0
+
+
 def test_a_phrase_wins_over_its_words_and_hubs_lead_to_concepts() -> None:
     goal = find_goal_concepts("Check showtimes the day after tomorrow of F1: The Movie.")
     assert "day_after_tomorrow" in goal.named and "tomorrow" not in goal.named

@@ -19,6 +19,7 @@ from inference.policies import PolicyContext, SkillsPolicy, TakenAction, item_si
 from inference.policies.base import Decision
 from inference.policies.skills import is_forbidden
 from inference.rules import detect_page_type, find_list_items
+from inference.rules.segment import shorter_terms
 from tests.inference.screens import element, perceived, results_screen, screen_of
 
 PKG = "com.example.app"
@@ -89,6 +90,33 @@ def test_no_search_twice_and_no_search_without_a_term() -> None:
     assert decide(home(field), history=swallowed).skill == "type_search"
     direct = subtask(term=None, goal="Which permissions does the app have?")
     assert SKILLS.decide(context(home(field), direct)) is None
+
+
+def test_a_search_that_found_nothing_is_typed_again_shorter_never_the_same_words() -> None:
+    field = element("field", "Search", top=200, height=110, editable=True, clickable=True)
+    long_term = subtask(term="Big Mac Extra Value Meal combo")
+    typed = (TakenAction(action=Input(text="Big Mac Extra Value Meal combo", target="field", submit=True),
+                         instruction="Enter [...] in [Search]", policy="skills", skill="type_search"),)
+    empty = frozenset({"Big Mac Extra Value Meal combo"})
+    again = SKILLS.decide(PolicyContext(subtask=long_term, perception=perceived(home(field)),
+                                        page_type=detect_page_type(home(field)), step=1, history=typed,
+                                        empty_searches=empty))
+    assert again is not None and isinstance(again.action, Input)
+    assert again.action.text == "Big Mac Extra Value Meal"  # the leading name, not the same words
+    # Every shorter form found nothing too: the search stands down and the explorer takes over.
+    exhausted = empty | {"Big Mac Extra Value Meal", "Big Mac", "Big"}
+    assert SKILLS.decide(PolicyContext(subtask=long_term, perception=perceived(home(field)),
+                                       page_type=detect_page_type(home(field)), step=1, history=typed,
+                                       empty_searches=exhausted)) is None
+
+
+@pytest.mark.parametrize(("term", "forms"), [
+    ("Black Myth Wukong boss compilation", ("Black Myth Wukong", "Black Myth", "Black")),
+    ("上海迪士尼度假区", ("上海迪士尼", "上海")),
+    ("Interstellar", ()),
+])
+def test_shorter_forms_of_a_term_narrow_to_wide(term: str, forms: tuple[str, ...]) -> None:
+    assert shorter_terms(term) == (term, *forms)
 
 
 def test_a_suggestion_reading_the_term_is_opened_instead_of_typing_and_counts_as_searched() -> None:

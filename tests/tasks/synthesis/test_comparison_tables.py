@@ -214,3 +214,16 @@ def test_a_comparison_keeps_the_rows_the_question_names() -> None:
     assert {"电池容量", "5500mAh", "机身重量", "约229g"} <= cited
     plain = _report("vivo X100 Ultra 在京东和淘宝的价格对比", captures).markdown
     assert "电池容量" not in plain  # rows the question does not name stay out
+
+
+def test_a_question_naming_a_section_gets_every_row_under_its_heading() -> None:
+    # "specs" names no row; it names the section headed 规格参数 (the lexicon's specifications), so
+    # every labelled row under that heading is reported, label and value cited.
+    captures = _captures("s2_multi_06_vivo_x100_ultra", (JD, TAOBAO))
+    report = _report("Compare the VIVO X100 Ultra's specs on JD and Taobao.", captures)
+    jd = report.markdown.split("## JD", 1)[1].split("## ", 1)[0]
+    assert "**电池容量**: 5500mAh" in jd and "**机身重量**: 约229g" in jd
+    cited = {c.quote for c in report.citations if c.grounded}
+    assert {"电池容量", "5500mAh"} <= cited
+    plain = _report("Compare the VIVO X100 Ultra's price on JD and Taobao.", captures).markdown
+    assert "电池容量" not in plain  # no section named: its rows stay out
