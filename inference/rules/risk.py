@@ -155,6 +155,12 @@ _AMOUNT_TO_PAY = _words(_ORDER_TOTAL.pattern, r"\bamount\b", "金额", "금액",
 # Words that make a phrase a state: done or not yet (zh), done (ja, ko).
 _STATUS_BEFORE = ("已", "未")
 _STATUS_AFTER = ("済", "完了", "완료", "됨")
+# How a past step ended, at the end of a record's line ("自动充值 · 充值成功", "Payment failed"): the
+# whole line is a record of it, whatever payment words it holds.
+_OUTCOME_END = re.compile(r"(?:成功|失败|已完成|已到账|successful|succeeded|failed|completed|완료|완료됨|済み)\W*$")
+# A phrase followed by a word naming a page about it ("充值记录（含自动充值）"): the heading of a
+# page of records or settings, not the step.
+_PLACE_AFTER = re.compile(r"(?:记录|明细|历史|设置|records?\b|history\b|settings?\b)")
 _ENTRY_SHARE = 0.4  # a tappable container larger than this share of the screen is a page, not an entry
 
 # Packages of sensitive professional apps (medical, legal, government, banking).
@@ -277,10 +283,12 @@ def _find_checkout(screen: Screen) -> RiskFinding | None:
 
 def _states_a_status(text: str, match: re.Match[str]) -> bool:
     """Whether the phrase is a state already reached or not yet ("已实名认证", "未充值", "認証済み",
-    "인증 완료"): a record or a profile saying how things stand, not a step on this screen."""
+    "인증 완료"), in a line recording how a past step ended ("支付宝 · 充值成功"), or names a page of
+    records about it ("充值记录（...）"): how things stand, not a step on this screen."""
     before = text[:match.start()].rstrip()
     after = text[match.end():].lstrip()
-    return before.endswith(_STATUS_BEFORE) or after.startswith(_STATUS_AFTER)
+    return (before.endswith(_STATUS_BEFORE) or after.startswith(_STATUS_AFTER)
+            or _PLACE_AFTER.match(after) is not None or _OUTCOME_END.search(text) is not None)
 
 
 def _shows_amount_to_pay(screen: Screen) -> bool:

@@ -296,7 +296,8 @@ def _named_rows(app: _App, terms: QueryTerms, sections: Sequence[str]) -> list[s
 
 
 def _app_section(app: _App, request: AnswerRequest, today: date | None,
-                 terms: QueryTerms, sections: Sequence[str]) -> tuple[list[str], LineSpan | None]:
+                 terms: QueryTerms, sections: Sequence[str],
+                 search_terms: Sequence[str] = ()) -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section)."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
@@ -310,10 +311,13 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
     matches = app.matches
     listing = app.page_listing()
     records = find_records(app.captures, app.items) if listing is None else []
-    if records and not any(item.values for item in matches):
+    if records and (not any(item.values for item in matches) or request.filters):
         # The pages are lists of records, and what matched the question's words is a label
-        # (a tab, a heading) or nothing: the records are the answer.
+        # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day):
+        # the records are the answer, those naming the search term when only some do.
+        records, named = _naming_the_term(records, search_terms)
         kept, said = select_records(records, request, today)
+        said = [*named, *said]
         applied = f"; applied: {'; '.join(said)}" if said else ""
         lines += [f"The captured page{'s' if len(app.captures) > 1 else ''} list {len(records)} "
                   f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
@@ -354,6 +358,17 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         dump = LineSpan(start=start, end=len(lines))
     lines.append("")
     return lines, dump
+
+
+def _naming_the_term(records: list[Item], search_terms: Sequence[str]) -> tuple[list[Item], list[str]]:
+    """The records naming one of the plan's search terms, when some do and others do not (the
+    "自动充值" rows of a list of top-ups), and what was applied; else all of them."""
+    for term in search_terms:
+        folded = term.casefold()
+        naming = [r for r in records if folded in " ".join([r.name, *r.lines, *(v.quote for v in r.values)]).casefold()]
+        if 0 < len(naming) < len(records):
+            return naming, [f"naming {term!r}"]
+    return records, []
 
 
 def _record_lines(records: Sequence[Item], request: AnswerRequest) -> list[str]:
@@ -417,7 +432,7 @@ def write_extractive(
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today, terms, sections)
+        section, dump = _app_section(app, request, today, terms, sections, search_terms)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 
 from droidretriever.models import Capture, UIElement
 from inference.rules.asks import AnswerFormat, AnswerRequest, Order
@@ -144,8 +144,18 @@ def select_records(records: Sequence[Item], request: AnswerRequest,
         dated = [(r, _date_of(r, today or _ANY_YEAR)) for r in kept]
         if any(d is not None for _, d in dated):
             first_month, last_month = months
-            kept = [r for r, d in dated if d is not None and first_month <= d.month <= last_month]
-            said.append(f"dates: {request.dates.words} (months {first_month} to {last_month})")
+            if first_month <= last_month:
+                kept = [r for r, d in dated if d is not None and first_month <= d.month <= last_month]
+                said.append(f"dates: {request.dates.words} (months {first_month} to {last_month})")
+            else:
+                # "From October to August" crosses a new year: the last such span that has ended
+                # by the phone's date (without one, those months of any year).
+                span = _wrapped_months(first_month, last_month, today)
+                kept = [r for r, d in dated if d is not None and (
+                    span[0] <= d <= span[1] if span else (d.month >= first_month or d.month <= last_month))]
+                where = f"{span[0].isoformat()} to {span[1].isoformat()}" if span else \
+                    f"months {first_month} to {last_month} across a new year"
+                said.append(f"dates: {request.dates.words} ({where})")
     elif request.dates is not None and today is not None:
         dated = [(r, _date_of(r, today)) for r in kept]
         if any(d is not None for _, d in dated):
@@ -167,6 +177,16 @@ def select_records(records: Sequence[Item], request: AnswerRequest,
         kept = kept[: request.limit]
         said.append(f"the first {request.limit}")
     return kept, said
+
+
+def _wrapped_months(first: int, last: int, today: date | None) -> tuple[date, date] | None:
+    """First day of month ``first`` to last day of month ``last`` of the next year, the latest such
+    span whose last month has begun by ``today``."""
+    if today is None:
+        return None
+    year = today.year if today.month >= last else today.year - 1
+    end = (date(year + 1, 1, 1) if last == 12 else date(year, last + 1, 1)) - timedelta(days=1)
+    return date(year - 1, first, 1), end
 
 
 def _price_of(item: Item) -> float | None:

@@ -93,6 +93,14 @@ def test_a_phrase_stating_where_things_stand_is_a_status_not_a_step(status: str)
     assert find_risk(profile) is None
 
 
+def test_a_page_of_past_payments_is_a_record_not_a_payment_screen() -> None:
+    # The heading names the records ("...记录（含自动...）"); each row says how its payment ended.
+    records = screen_of(element("title", "缴费记录", top=60), element("cap", "缴费记录（含自动缴费，最新在前）", top=200),
+                        element("r1", "2024-03-02 · ¥80.00", top=400), element("r1s", "银行卡 · 缴费成功", top=470),
+                        element("r2", "2024-02-01 · ¥80.00", top=600), element("r2s", "Card payment failed", top=670))
+    assert find_risk(records) is None
+
+
 def test_the_steps_themselves_still_pause() -> None:
     assert find_risk(screen_of(element("t", "实名认证", top=120), element("f", "请上传身份证", top=300),
                                button("下一步", top=600))) is not None

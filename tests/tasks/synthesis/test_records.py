@@ -67,6 +67,27 @@ def test_last_month_counts_from_the_phones_date_in_the_report() -> None:
     assert "dates: last month (2024-08-01 to 2024-08-31, by the phone's date)" in report.markdown
 
 
+def test_a_month_range_across_a_new_year_ends_at_the_latest_such_month_by_the_phones_date() -> None:
+    capture, apps = _trips()
+    written = write_extractive(Query(text="My rides from September to April"), [capture], apps,
+                               today=date(2025, 5, 10))
+    dates = [r.split(" · ")[0][2:12] for r in _record_lines(written.markdown)]
+    assert dates == ["2024-10-08", "2024-09-21", "2024-09-02"]
+    assert "(2024-09-01 to 2025-04-30)" in written.markdown
+
+
+def test_with_a_filter_the_records_naming_the_search_term_are_the_answer() -> None:
+    capture, apps = _trips()
+    everything = _record_lines(write_extractive(Query(text="Show my DiDi trips"), [capture], apps).markdown)
+    to_park = [r for r in everything if "漕河泾" in r]
+    assert 0 < len(to_park) < len(everything)
+    written = write_extractive(Query(text="Which of my rides in 2024 went to 漕河泾?"), [capture], apps,
+                               search_terms=("漕河泾",), today=date(2024, 10, 20))
+    rows = _record_lines(written.markdown)
+    assert [r.split(" [")[0] for r in rows] == [r.split(" [")[0] for r in to_park]
+    assert "applied: naming '漕河泾'; dates: in 2024" in written.markdown
+
+
 def test_the_cheapest_n_as_a_table_and_names_only() -> None:
     capture, apps = _trips()
     table = write_extractive(Query(text="我的行程里价格最低的2个,做成表格"), [capture], apps).markdown
