@@ -74,6 +74,7 @@ from inference.rules import (
     load_lexicon,
     match_concept,
 )
+from inference.rules.never_tap import names_a_place
 from inference.rules.segment import shorter_terms
 
 __all__ = [
@@ -105,6 +106,8 @@ _FORBIDDEN = re.compile(
     r"보내기|답장|공유|팔로우|좋아요|送信|返信|共有|フォロー|いいね",
     re.IGNORECASE,
 )
+# The acts whose settings pages an entry may name ("支付设置", "Login settings").
+_PLACE_OF = re.compile(r"pay|log ?in|sign ?in|支付|付款|登录|결제|로그인|支払|ログイン", re.IGNORECASE)
 _GOAL_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
 _GOAL_STOP = frozenset({
     "what", "which", "where", "when", "find", "show", "check", "list", "tell", "about", "with",
@@ -117,8 +120,15 @@ _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 
 
 def is_forbidden(label: str) -> bool:
-    """Whether a skill must never tap ``label``: it pays, logs in, deletes, agrees or sends."""
-    return bool(_FORBIDDEN.search(fold_for_matching(label))) or find_never_tap(label) is not None
+    """Whether a skill must never tap ``label``: it pays, logs in, deletes, agrees or sends.
+
+    An entry naming a page about paying or signing in ("支付设置", "Payment settings") is a way
+    to that page, not the step, as the risk gate reads it too; one naming any other act
+    ("删除记录") stays forbidden."""
+    hits = _FORBIDDEN.findall(fold_for_matching(label))
+    if hits and names_a_place(label) and all(_PLACE_OF.fullmatch(hit) for hit in hits):
+        hits = []
+    return bool(hits) or find_never_tap(label) is not None
 
 
 def is_forbidden_tap(element: UIElement, screen: Screen) -> bool:

@@ -34,7 +34,7 @@ from datetime import date
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import AppStatus, Capture, LineSpan, Query, SubTaskStatus
-from inference.rules import find_goal_concepts
+from inference.rules import find_goal_concepts, load_lexicon, match_concept
 from inference.rules.asks import AnswerFormat, AnswerRequest, read_answer_request
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
@@ -161,6 +161,29 @@ class _App:
                  and i.name_box.top >= title.name_box.bottom and i not in matches]
         return (title, below[:_LISTED_ITEMS]) if len(below) >= 2 else None
 
+    def concept_listing(self, sections: Sequence[str]) -> tuple[Item, list[Item]] | None:
+        """A captured page whose title names a concept the question asks for is the answer: its items.
+
+        "Check the ticket refund policy" in English, the page titled "退改签说明" in Chinese: no word
+        is shared, the lexicon's refund concept is. Its rules and questions are listed as the page
+        shows them, each cited.
+        """
+        concepts = [load_lexicon().concepts[c] for c in sections]
+        if not concepts:
+            return None
+        for capture in self.captures:
+            if not capture.title or not any(match_concept(capture.title, c) for c in concepts):
+                continue
+            title = next((i for i in self.items if i.capture_id == capture.id
+                          and _same_text(i.name, capture.title)), None)
+            if title is None:
+                continue
+            below = [i for i in self.items if i.capture_id == capture.id and i is not title
+                     and i.name_box.top >= title.name_box.bottom]
+            if len(below) >= 2:
+                return title, below[:_LISTED_ITEMS]
+        return None
+
     def answer(self) -> _Answer | None:
         """The best-matching item that shows a comparable value, with its page's header."""
         for item in self.matches:
@@ -216,6 +239,18 @@ def _describe_item(item: Item) -> str:
         seen.add(value.kind)
         parts.append(f"{value.kind.value.lower()} {_cell(value.text)} {_cite(item, value)}")
     return ", ".join(parts)
+
+
+def _as_shown(item: Item) -> list[str]:
+    """An item of a page that is itself the answer, as the page shows it: its whole text (values
+    in place, "退票费最低按2元计收"), the values it was given from other lines, then its lines."""
+    text = item.label or item.name
+    shown = text if len(text) <= _LINE_CHARS else text[:_LINE_CHARS] + "…"
+    parts = [f"**{_cell(shown)}** {format_citation(item.capture_id, text)}"]
+    parts += [f"{v.kind.value.lower()} {_cell(v.text)} {_cite(item, v)}"
+              for v in item.values if v.span not in text]
+    lines = [f"- {', '.join(parts)}"]
+    return lines + [f"  - {_cell(line)} {format_citation(item.capture_id, line)}" for line in item.lines]
 
 
 def _comparison(apps: list[_App]) -> list[str]:
@@ -311,6 +346,8 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
     matches = app.matches
     listing = app.page_listing()
     records = find_records(app.captures, app.items) if listing is None else []
+    if listing is None and not records and not any(item.values for item in matches):
+        listing = app.concept_listing(sections)
     if records and (not any(item.values for item in matches) or request.filters):
         # The pages are lists of records, and what matched the question's words is a label
         # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day):
@@ -323,7 +360,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
                   f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
                   f" ({len(kept)} shown):", ""]
         lines += _record_lines(kept, request) or ["- no record passes the question's filters"]
-    elif matches:
+    elif matches or listing is not None:
         others = [item for item in matches if listing is None or item is not listing[0]]
         if len(others) >= 2 and request.shaped:
             others, said = select_records(others, request, today)
@@ -347,7 +384,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
             else:
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
                           f"({count}, top to bottom):", ""]
-                lines += [f"- {_describe_item(item)}" for item in items]
+                lines += [line for item in items for line in _as_shown(item)]
     else:
         # The copilot judged these pages the answer; without a model to read them, show them.
         lines += ["No line on the captured pages matches the question's words. "

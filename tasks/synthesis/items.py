@@ -107,6 +107,7 @@ class Item(BaseModel):
     name: str
     name_quote: str
     name_box: Bounds
+    label: str = ""  # the first element's whole text, values included ("6. 退票费最低按2元计收")
     values: tuple[ItemValue, ...] = ()
     lines: tuple[str, ...] = ()
     relevance: float = 0.0
@@ -279,7 +280,7 @@ class _Builder:
         label = self.first.label.strip()
         text = " ".join([self.name, *self.lines])
         return Item(capture_id=self.capture.id, package=self.capture.package, name=self.name,
-                    name_quote=label if len(label) <= _QUOTE_LIMIT else self.name,
+                    name_quote=label if len(label) <= _QUOTE_LIMIT else self.name, label=label,
                     name_box=self.first.bounds, values=tuple(self.values),
                     lines=tuple(self.lines), relevance=score_relevance(terms, text), page=self.page)
 

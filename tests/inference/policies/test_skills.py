@@ -278,3 +278,13 @@ def test_a_list_view_goal_does_not_open_results_and_a_feed_before_searching_is_n
 ])
 def test_sending_posting_and_following_are_never_tapped(label: str, forbidden: bool) -> None:
     assert is_forbidden(label) is forbidden
+
+
+@pytest.mark.parametrize(("label", "forbidden"), [
+    # An entry naming the settings page of paying or signing in leads there, as the risk gate reads it.
+    ("支付设置", False), ("Payment settings", False), ("登录设置", False), ("결제 설정", False),
+    # The acts themselves, and entries naming any other act, stay forbidden.
+    ("立即支付", True), ("Pay now", True), ("登录", True), ("删除记录", True), ("Delete history", True),
+])
+def test_an_entry_naming_a_payment_or_sign_in_settings_page_is_a_way_there(label: str, forbidden: bool) -> None:
+    assert is_forbidden(label) is forbidden
