@@ -199,13 +199,15 @@ def evaluate(
     opened_result: bool = False,
     expected_target: bool = False,
     occasion: Occasion = Occasion.ARRIVAL,
+    searched: bool = False,
 ) -> RoleOutcome[Evaluation]:
     """Rules first (a risk they find stands), then LLM3 when configured, useful, working and in time.
 
     ``opened_result``: the page was opened from a results list (the rules' view of a
-    details page); ``expected_target``: that, or a remembered route ends here.
+    details page); ``expected_target``: that, or a remembered route ends here; ``searched``:
+    the sub-task ran its search (or the app's query form) in this try.
     """
-    by_rules = evaluate_by_rules(subtask, screen)
+    by_rules = evaluate_by_rules(subtask, screen, searched=searched)
     if by_rules.risk or client is None:
         return RoleOutcome[Evaluation](value=by_rules, policy="rules")
     if not model_is_asked(by_rules, subtask, occasion, expected_target=expected_target or opened_result):

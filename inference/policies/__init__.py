@@ -23,6 +23,7 @@ from inference.policies.base import (
     TakenAction,
     is_dialog_open,
     item_signature,
+    ran_a_search,
 )
 from inference.policies.errors import PolicyError, UnknownElementError
 from inference.policies.explore import EXPLORE, ExplorationEdge, ExplorePolicy, rank_entries
@@ -79,6 +80,7 @@ __all__ = [
     "is_forbidden_tap",
     "item_signature",
     "numbered_screen",
+    "ran_a_search",
     "rank_entries",
     "rank_results",
     "route_steps",

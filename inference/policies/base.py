@@ -30,6 +30,7 @@ from inference.policies.errors import UnknownElementError
 
 __all__ = [
     "PICK_SUGGESTION",
+    "SUBMIT_FORM",
     "Decision",
     "Policy",
     "PolicyChain",
@@ -37,11 +38,13 @@ __all__ = [
     "TakenAction",
     "is_dialog_open",
     "item_signature",
+    "ran_a_search",
 ]
 
 
 
 PICK_SUGGESTION = "pick_suggestion"  # the skill that opens a suggestion instead of typing the term
+SUBMIT_FORM = "submit_query_form"  # the skill that runs an app's query form as it is filled in
 
 
 class TakenAction(Frozen):
@@ -57,6 +60,14 @@ class TakenAction(Frozen):
     # search left the page as it was (a pop-up swallowed the tap). Policies then
     # treat the move as not made, so the search is typed again.
     applied: bool = True
+
+
+def ran_a_search(history: Sequence[TakenAction]) -> bool:
+    """Whether ``history`` submitted a search, opened a suggestion in its place or ran a query form."""
+    return any(
+        ((isinstance(t.action, Input) and t.action.submit) or t.skill in (PICK_SUGGESTION, SUBMIT_FORM))
+        and t.applied for t in history
+    )
 
 
 class PolicyContext(Frozen):
@@ -81,17 +92,15 @@ class PolicyContext(Frozen):
     @property
     def searched(self) -> bool:
         """Whether a search was submitted in this try (by any policy), or a suggestion
-        reading the search term was opened in its place."""
-        return any(
-            ((isinstance(t.action, Input) and t.action.submit) or t.skill == PICK_SUGGESTION) and t.applied
-            for t in self.history
-        )
+        reading the search term was opened in its place, or an app's query form was run."""
+        return ran_a_search(self.history)
 
     @property
     def search_found_something(self) -> bool:
-        """Whether a search of this try was submitted and did not say that nothing was found."""
-        return any(isinstance(t.action, Input) and t.action.submit and t.applied
-                   and t.action.text not in self.empty_searches for t in self.history)
+        """Whether a search of this try was submitted and did not say that nothing was found (a
+        query form run as it was filled in has no term of its own to try shorter)."""
+        return any(((isinstance(t.action, Input) and t.action.submit and t.action.text not in self.empty_searches)
+                    or t.skill == SUBMIT_FORM) and t.applied for t in self.history)
 
     @property
     def opened_result(self) -> bool:

@@ -56,6 +56,7 @@ from droidretriever.text import fold_for_matching
 from inference.perception.naming import id_words
 from inference.policies.base import (
     PICK_SUGGESTION,
+    SUBMIT_FORM,
     Decision,
     PolicyContext,
     TakenAction,
@@ -78,7 +79,8 @@ from inference.rules.never_tap import names_a_place
 from inference.rules.segment import shorter_terms
 
 __all__ = [
-    "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_search_field", "find_search_icon", "is_forbidden",
+    "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_query_form", "find_search_field", "find_search_icon",
+    "is_forbidden",
     "is_forbidden_tap", "rank_results",
 ]
 
@@ -86,6 +88,10 @@ SKILLS = "skills"
 
 _SEARCH_WORDS = re.compile(
     r"search|搜索|搜一搜|搜|검색|検索|buscar|rechercher|suche|поиск|cari|tìm", re.IGNORECASE
+)
+# The submit button of a query form: a query verb, then at most what it finds ("查询车票", "Search flights").
+_QUERY_BUTTON = re.compile(
+    r"^(?:查询|查找|搜索|search|find|look up|조회|검색|検索|照会)(?:\s*\S{0,12})$", re.IGNORECASE
 )
 _DISMISS_WORDS = re.compile(
     r"^(?:close|skip|cancel|not now|no,? thanks|later|dismiss|deny|don'?t allow|×|x|✕|"
@@ -208,6 +214,32 @@ def find_search_icon(elements: tuple[UIElement, ...]) -> UIElement | None:
     return None
 
 
+def find_query_form(context: PolicyContext) -> UIElement | None:
+    """The submit button of a query form about what the sub-task searches: no search box, but
+    fields already filled in (stations, dates, cities) above a "查询车票" / "Search flights" button.
+
+    The form is run as it is only when it is about the search: the term shows on the screen
+    ("南京" in its from-field), or the page's heading or the button names a concept of the goal
+    ("trains" and "中国铁路12306"). Otherwise its fields hold someone else's query.
+    """
+    screen = context.screen
+    buttons = [e for e in screen.elements if e.clickable and not e.editable
+               and _QUERY_BUTTON.match(e.label.strip()) and not is_forbidden(e.label)]
+    if not buttons:
+        return None
+    button = buttons[0]
+    term = fold_for_matching(context.subtask.search_term or "")
+    above = " ".join(fold_for_matching(e.label) for e in screen.elements
+                     if e.bounds.bottom <= button.bounds.top and e is not button)
+    if term and term in above:
+        return button
+    goal = find_goal_concepts(context.subtask.goal, context.subtask.search_term, context.subtask.app_label)
+    concepts = load_lexicon().concepts
+    if heading_concepts(screen, goal) or any(match_concept(button.label, concepts[c]) for c in goal.targets):
+        return button
+    return None
+
+
 class SkillsPolicy:
     """Deterministic skills; confident only when a pattern clearly applies."""
 
@@ -269,6 +301,10 @@ class SkillsPolicy:
         icon = find_search_icon(elements)
         if icon is not None and context.repeats == 0:
             return _decision(Tap(target=icon.id, reason="open the search page"), "open_search")
+        button = find_query_form(context)
+        if button is not None and context.repeats == 0:
+            return _decision(Tap(target=button.id, reason=f"run the app's query form as it is filled in "
+                                                          f"({button.label.strip()[:30]!r})"), SUBMIT_FORM)
         menu = _navigation_menu(elements)
         if menu is not None and not any(t.skill == "open_menu" for t in context.history):
             return _decision(Tap(target=menu.id, reason="look for the search in the app's menu"), "open_menu")

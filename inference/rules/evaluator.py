@@ -54,8 +54,12 @@ _TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
 
 
-def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
-    """Risk first, then whether the page mode's target page about this sub-task is shown."""
+def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = False) -> Evaluation:
+    """Risk first, then whether the page mode's target page about this sub-task is shown.
+
+    ``searched``: the sub-task ran its own search (or the app's query form) in this try, so a
+    results list in a script its term is not written in is that search's results.
+    """
     page = detect_page_type(screen)
     risk = find_risk(screen, task=subtask.goal)
     if risk is not None:
@@ -107,6 +111,7 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen) -> Evaluation:
     else:
         about = (
             mentions_term(screen, subtask.search_term) or _titled_in_another_script(screen, goal, subtask.search_term)
+            or (searched and page is PageType.RESULTS_LIST and _in_another_script(screen, subtask.search_term))
             if subtask.search_term
             else not goal.targets and _mentions_goal(screen, subtask.goal, subtask.app_label)
         )
@@ -172,15 +177,19 @@ def page_heading(screen: Screen) -> tuple[str, ...]:
     return (*title, *(e.label for e in screen.elements if e.selected and e.label))
 
 
+def _in_another_script(screen: Screen, term: str) -> bool:
+    """A Latin term ("trains") on a page written in CJK: without a model it cannot be read there."""
+    texts = [e for e in screen.elements if e.label.strip()]
+    return term.isascii() and sum(1 for e in texts if _CJK.search(e.label)) >= _OTHER_SCRIPT_SHARE * max(len(texts), 1)
+
+
 def _titled_in_another_script(screen: Screen, goal: GoalConcepts, term: str) -> bool:
     """A page of the kind the goal asks for, written in a script the term is not: a Latin term
     ("Shanghai") cannot be checked on a Chinese page without a model, so a title of the page
     naming every concept the goal asks for ("驾车方案" for a driving time) stands for it."""
-    if not goal.targets or not term.isascii():
+    if not goal.targets or not _in_another_script(screen, term):
         return False
     texts = [e for e in screen.elements if e.label.strip()]
-    if sum(1 for e in texts if _CJK.search(e.label)) < _OTHER_SCRIPT_SHARE * max(len(texts), 1):
-        return False
     concepts = load_lexicon().concepts
     return any(
         not e.clickable and 0 < len(e.label.strip()) <= _ENTRY_CHARS

@@ -46,6 +46,7 @@ from inference.policies import (
     TakenAction,
     compact_history,
     describe_for_navigator,
+    ran_a_search,
 )
 from inference.rules import check_action, detect_page_type, find_injection, find_nothing_found
 from inference.rules.risk import quote_label
@@ -77,8 +78,8 @@ class NavigationTry:
         self.taken: list[tuple[TakenAction, Screen]] = []  # every action, for route memory
         self.seen: Counter[str] = Counter()  # screen fingerprints in this try
         self.pairs: Counter[tuple[str, str]] = Counter()  # (fingerprint, instruction): loops
-        # LLM3's verdicts in this try, by (fingerprint, opened from a list): a screen is sent once.
-        self.verdicts: dict[tuple[str, bool], Evaluation] = {}
+        # LLM3's verdicts in this try, by (fingerprint, opened from a list, searched): a screen is sent once.
+        self.verdicts: dict[tuple[str, bool, bool], Evaluation] = {}
         self._base: StepRecord | None = None  # the step being decided, until it is recorded
         self.injections: set[str] = set()  # fingerprints whose hostile text was reported
 
@@ -308,7 +309,7 @@ class NavigationTry:
             return RoleOutcome[Evaluation](value=other, policy="rules")
         evaluator = self.copilot.evaluator
         opened = self.targets.opened_details(self.history, screen)
-        key = (screen.fingerprint, opened)
+        key = (screen.fingerprint, opened, ran_a_search(self.history))
         judged = self.verdicts.get(key)
         if judged is not None and evaluator is not None:
             return RoleOutcome[Evaluation](value=judged, policy=evaluator.name)  # not sent again
@@ -324,6 +325,7 @@ class NavigationTry:
             screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
             opened_result=opened, occasion=occasion,
             expected_target=self.targets.expects_target(self.history, screen),
+            searched=ran_a_search(self.history),
         )
         if verdict.policy != "rules":
             self.verdicts[key] = verdict.value

@@ -20,7 +20,7 @@ from inference.policies.base import Decision
 from inference.policies.skills import is_forbidden
 from inference.rules import detect_page_type, find_list_items
 from inference.rules.segment import shorter_terms
-from tests.inference.screens import element, perceived, results_screen, screen_of
+from tests.inference.screens import button, element, perceived, results_screen, screen_of
 
 PKG = "com.example.app"
 SKILLS = SkillsPolicy()
@@ -288,3 +288,39 @@ def test_sending_posting_and_following_are_never_tapped(label: str, forbidden: b
 ])
 def test_an_entry_naming_a_payment_or_sign_in_settings_page_is_a_way_there(label: str, forbidden: bool) -> None:
     assert is_forbidden(label) is forbidden
+
+
+# ------------------------------------------------------------------ query forms (no search box)
+
+
+def query_form(*, heading: str, fields: tuple[str, ...]) -> Screen:
+    """A form filled in (stations, a date) over its submit button, and a row of other entries."""
+    filled = [element(f"field{i}", text, top=300 + 100 * i) for i, text in enumerate(fields)]
+    bottom = 300 + 100 * len(fields)
+    return screen_of(element("title", heading, top=120, height=90), *filled,
+                     button("submit", "查询车票", bottom + 40), button("member", "会员中心", bottom + 300),
+                     package=PKG)
+
+
+def test_a_query_form_about_the_search_is_run_as_it_is_filled_in() -> None:
+    # No search box: the form's fields hold the term, or the page's heading names the goal.
+    by_term = query_form(heading="订票", fields=("南京", "杭州", "出发日期 9月12日"))
+    task = subtask("南京", PageMode.LIST_VIEW, goal="9月12日南京到杭州的车次有哪些？")
+    decision = decide(by_term, task)
+    assert isinstance(decision.action, Tap) and decision.action.target == "submit"
+    assert decision.skill == "submit_query_form"
+    by_heading = query_form(heading="中国铁路", fields=("南京", "杭州"))
+    trains = subtask("trains", PageMode.LIST_VIEW, goal="List available afternoon trains from A to B on Sept 12.")
+    assert decide(by_heading, trains).skill == "submit_query_form"
+    # Once run, the search is done: a sub-task does not run it again.
+    ran = (TakenAction(action=Tap(target="submit"), instruction="Tap [查询车票]", policy="skills",
+                       skill="submit_query_form"),)
+    assert context(by_heading, trains, history=ran).searched
+
+
+def test_a_query_form_holding_someone_elses_query_is_not_run() -> None:
+    # Neither the term nor a concept of the goal is on the form: its fields are another query.
+    other = query_form(heading="订票", fields=("北京", "上海"))
+    task = subtask("南京", PageMode.LIST_VIEW, goal="9月12日南京到杭州的车次有哪些？")
+    decision = SKILLS.decide(context(other, task))
+    assert decision is None or decision.skill != "submit_query_form"

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from droidretriever.models import InstalledApp, Query, SubTaskStatus, new_id
+import redis
+
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import SimServer
+from droidretriever.config import BudgetSettings
+from droidretriever.models import InstalledApp, Query, SubTaskStatus, Tap, new_id
+from inference.memory import RouteMemory
+from inference.perception import Perceiver
 from inference.rules import find_goal_concepts
 from inference.rules.decomposer import decompose_by_rules
-from tasks.navigate import NavigateRequest, navigate_subtask
+from storage import FakeObjectStore, RunEventPublisher
+from tasks.control import RedisControlChannel
+from tasks.navigate import Copilot, NavigateRequest, ObjectStoreBlobs, navigate_subtask
 from tests.tasks.navigate.conftest import Rig
 
 AMAP = InstalledApp(package="com.autonavi.minimap", label="Amap")
@@ -28,3 +37,32 @@ def test_the_plans_own_goal_wording_names_no_concept() -> None:
     plan = decompose_by_rules(Query(text="How long is the drive to Shanghai with Amap?"), [AMAP])
     goal = find_goal_concepts(plan.subtasks[0].goal, "Shanghai", "Amap")
     assert set(goal.targets) == {"route"}
+
+
+RAILWAY = InstalledApp(package="com.MobileTicket", label="12306")
+
+
+def test_an_apps_query_form_is_run_and_its_results_in_chinese_are_the_target(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # No search box, a form filled in (from, to, date) over "查询车票"; an English question whose
+    # term ("trains") cannot be read on the Chinese results: the results of the form it ran are
+    # the list asked for. Before, the explorer opened "铁路会员" (a page headed "railway").
+    server, driver = catalog_phone
+    server.control.reset("boot")
+    plan = decompose_by_rules(Query(text="List available afternoon trains from A to B on Sept 12."), [RAILWAY])
+    (task,) = plan.subtasks
+    assert task.search_term == "trains"
+    client = redis.Redis.from_url(redis_url)
+    store = FakeObjectStore()
+    copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
+                      events=RunEventPublisher(client, store), control=RedisControlChannel(client),
+                      memory=RouteMemory(ObjectStoreBlobs(store)), pause_poll_s=0.1)
+    try:
+        result = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
+    finally:
+        client.close()
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    taps = [s.action for s in result.trace.steps if isinstance(s.action, Tap)]
+    assert [t.reason for t in taps] == ["run the app's query form as it is filled in ('查询车票')"]
+    texts = " ".join(e.label for e in result.captures[0].elements)
+    assert "G7371" in texts and "13:05" in texts  # the trains of the form's route and date
