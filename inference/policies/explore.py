@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Back, PageMode, Screen, Tap, UIElement
+from droidretriever.models import Back, PageMode, Screen, Scroll, ScrollDirection, Tap, UIElement
 from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
 from inference.policies.skills import find_search_field, find_search_icon, is_forbidden_tap
@@ -48,6 +48,7 @@ EXPLORE = "explore"
 _ENTRY_CHARS = 24  # longer labels are content (a headline, a product), not navigation
 _AD = ("广告", "推广", "sponsored", "[ad]", "ad ·", "광고", "広告", "プロモーション")
 _BACK_LABELS = frozenset({"navigate up", "back", "返回", "뒤로", "戻る"})
+_LOOK_DOWN = 2  # scrolls down a page on the way to the goal before backing out of it
 
 
 class ExplorationEdge(BaseModel):
@@ -108,6 +109,10 @@ class ExplorePolicy:
             )
         if screen.fingerprint == self._root or not context.history:
             return None
+        if _looks_further_down(context, goal):
+            return Decision(action=Scroll(direction=ScrollDirection.DOWN,
+                                          reason="a page on the way to the goal: look further down before going back"),
+                            policy=EXPLORE, skill="explore_scroll")
         self.edges.append(ExplorationEdge(fingerprint=screen.fingerprint, title=title, tapped="back"))
         return Decision(action=Back(reason="nothing here leads to the goal: back to the branch point"),
                         policy=EXPLORE, skill="explore_back")
@@ -115,6 +120,27 @@ class ExplorePolicy:
     def _close_edge(self, fingerprint: str) -> None:
         if self.edges and not self.edges[-1].next_fingerprint:
             self.edges[-1] = self.edges[-1].model_copy(update={"next_fingerprint": fingerprint})
+
+
+def _looks_further_down(context: PolicyContext, goal: GoalConcepts) -> bool:
+    """Whether to scroll before backing out: the page's heading names the goal or a hub on the way
+    to it ("铁路会员" for the points shop), the page scrolls, and the last scrolls moved it (at most
+    :data:`_LOOK_DOWN` of them). A section further down ("积分商城") may be what the goal asks for."""
+    screen = context.screen
+    if not any(e.scrollable for e in screen.elements):
+        return False
+    concepts = load_lexicon().concepts
+    wanted = [concepts[c] for c in (*goal.targets, *goal.via)]
+    if not any(match_concept(h, c) for h in page_heading(screen) for c in wanted):
+        return False
+    scrolls = 0
+    for taken in reversed(context.history):
+        if not isinstance(taken.action, Scroll):
+            break
+        if taken.fingerprint == screen.fingerprint:
+            return False  # the last scroll moved nothing: the page ends here
+        scrolls += 1
+    return scrolls < _LOOK_DOWN
 
 
 _DIRECT_SCORE = 3.0

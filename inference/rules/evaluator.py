@@ -81,10 +81,11 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
         targets = (*targets, PageType.SETTINGS, PageType.OTHER)  # direct pages, e.g. in Settings
     goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
     heading = heading_concepts(screen, goal)
-    titled = not heading and subtask.page_mode is PageMode.LIST_VIEW
+    titled = not heading and (subtask.page_mode is PageMode.LIST_VIEW or subtask.search_term is None)
     if titled:
         # A profile page with several lists: the one whose own title names all the goal asks
-        # for ("收藏歌单" for "liked playlists") is the list wanted, whatever heads the page.
+        # for ("收藏歌单" for "liked playlists") is the list wanted, whatever heads the page; on
+        # a page reached through hubs, a section so titled ("积分商城" for the points shop) too.
         heading = list_title_concepts(screen, goal)
     step = leading_entry(screen, goal, heading)
     if heading and page not in _NOT_A_PAGE:

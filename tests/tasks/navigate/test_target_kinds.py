@@ -7,7 +7,16 @@ import redis
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
 from droidretriever.config import BudgetSettings
-from droidretriever.models import InstalledApp, Query, SubTaskStatus, Tap, new_id
+from droidretriever.models import (
+    InstalledApp,
+    Query,
+    Scroll,
+    SubTask,
+    SubTaskResult,
+    SubTaskStatus,
+    Tap,
+    new_id,
+)
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.rules import find_goal_concepts
@@ -52,17 +61,39 @@ def test_an_apps_query_form_is_run_and_its_results_in_chinese_are_the_target(
     plan = decompose_by_rules(Query(text="List available afternoon trains from A to B on Sept 12."), [RAILWAY])
     (task,) = plan.subtasks
     assert task.search_term == "trains"
+    result = navigate(driver, perceiver, redis_url, task)
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    taps = [s.action for s in result.trace.steps if isinstance(s.action, Tap)]
+    assert [t.reason for t in taps] == ["run the app's query form as it is filled in ('查询车票')"]
+    texts = " ".join(e.label for e in result.captures[0].elements)
+    assert "G7371" in texts and "13:05" in texts  # the trains of the form's route and date
+
+
+def test_a_section_further_down_a_hub_page_titled_by_the_goal_is_its_target(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # The points shop is a section under the member page's rights, below the fold: the explorer
+    # looks further down the member page before going back, and the section's title ("积分商城")
+    # names what the question asks for. Before, it backed out of the member page, again and again.
+    server, driver = catalog_phone
+    server.control.reset("boot")
+    plan = decompose_by_rules(Query(text="12306 积分商城能换些什么，各要多少积分？"), [RAILWAY])
+    (task,) = plan.subtasks
+    assert task.search_term is None
+    result = navigate(driver, perceiver, redis_url, task)
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert any(isinstance(s.action, Scroll) for s in result.trace.steps)
+    texts = " ".join(e.label for e in result.captures[-1].elements)
+    assert "积分商城" in texts and "2000 积分" in texts
+
+
+def navigate(driver: AdbDriver, perceiver: Perceiver, redis_url: str, task: SubTask) -> SubTaskResult:
+    """``task`` navigated on ``driver``'s phone by a copilot with no models (rules, skills, explorer)."""
     client = redis.Redis.from_url(redis_url)
     store = FakeObjectStore()
     copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
                       events=RunEventPublisher(client, store), control=RedisControlChannel(client),
                       memory=RouteMemory(ObjectStoreBlobs(store)), pause_poll_s=0.1)
     try:
-        result = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
+        return navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
     finally:
         client.close()
-    assert result.status is SubTaskStatus.COMPLETED, result.reason
-    taps = [s.action for s in result.trace.steps if isinstance(s.action, Tap)]
-    assert [t.reason for t in taps] == ["run the app's query form as it is filled in ('查询车票')"]
-    texts = " ".join(e.label for e in result.captures[0].elements)
-    assert "G7371" in texts and "13:05" in texts  # the trains of the form's route and date
