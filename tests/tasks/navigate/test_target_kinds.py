@@ -56,12 +56,9 @@ def test_an_apps_query_form_is_run_and_its_results_in_chinese_are_the_target(
     # No search box, a form filled in (from, to, date) over "查询车票"; an English question whose
     # term ("trains") cannot be read on the Chinese results: the results of the form it ran are
     # the list asked for. Before, the explorer opened "铁路会员" (a page headed "railway").
-    server, driver = catalog_phone
-    server.control.reset("boot")
-    plan = decompose_by_rules(Query(text="List available afternoon trains from A to B on Sept 12."), [RAILWAY])
-    (task,) = plan.subtasks
+    task, result = ask_12306(catalog_phone, perceiver, redis_url,
+                             "List available afternoon trains from A to B on Sept 12.")
     assert task.search_term == "trains"
-    result = navigate(driver, perceiver, redis_url, task)
     assert result.status is SubTaskStatus.COMPLETED, result.reason
     taps = [s.action for s in result.trace.steps if isinstance(s.action, Tap)]
     assert [t.reason for t in taps] == ["run the app's query form as it is filled in ('查询车票')"]
@@ -74,26 +71,27 @@ def test_a_section_further_down_a_hub_page_titled_by_the_goal_is_its_target(
     # The points shop is a section under the member page's rights, below the fold: the explorer
     # looks further down the member page before going back, and the section's title ("积分商城")
     # names what the question asks for. Before, it backed out of the member page, again and again.
-    server, driver = catalog_phone
-    server.control.reset("boot")
-    plan = decompose_by_rules(Query(text="12306 积分商城能换些什么，各要多少积分？"), [RAILWAY])
-    (task,) = plan.subtasks
+    task, result = ask_12306(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？")
     assert task.search_term is None
-    result = navigate(driver, perceiver, redis_url, task)
     assert result.status is SubTaskStatus.COMPLETED, result.reason
     assert any(isinstance(s.action, Scroll) for s in result.trace.steps)
     texts = " ".join(e.label for e in result.captures[-1].elements)
     assert "积分商城" in texts and "2000 积分" in texts
 
 
-def navigate(driver: AdbDriver, perceiver: Perceiver, redis_url: str, task: SubTask) -> SubTaskResult:
-    """``task`` navigated on ``driver``'s phone by a copilot with no models (rules, skills, explorer)."""
+def ask_12306(catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str,
+              question: str) -> tuple[SubTask, SubTaskResult]:
+    """The rules' one sub-task for ``question`` in 12306, navigated from a fresh phone by a copilot
+    with no models (rules, skills, explorer)."""
+    server, driver = catalog_phone
+    server.control.reset("boot")
+    (task,) = decompose_by_rules(Query(text=question), [RAILWAY]).subtasks
     client = redis.Redis.from_url(redis_url)
     store = FakeObjectStore()
     copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
                       events=RunEventPublisher(client, store), control=RedisControlChannel(client),
                       memory=RouteMemory(ObjectStoreBlobs(store)), pause_poll_s=0.1)
     try:
-        return navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
+        return task, navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=task))
     finally:
         client.close()
