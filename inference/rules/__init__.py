@@ -22,6 +22,7 @@ from inference.rules.evaluator import (
     evaluate_by_rules,
     heading_concepts,
     leading_entry,
+    list_title_concepts,
     page_heading,
 )
 from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
@@ -67,6 +68,7 @@ __all__ = [
     "is_refusal",
     "is_search_field",
     "leading_entry",
+    "list_title_concepts",
     "load_lexicon",
     "match_concept",
     "page_heading",

@@ -152,9 +152,23 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
     return GoalConcepts(named=named, via=via, entities=tuple(dict.fromkeys((*entities, *spellings))))
 
 
+_ALTERNATIVES = re.compile(r"\s*[/／|]\s*")
+
+
 def match_concept(label: str, concept: Concept) -> float:
-    """How well ``label`` stands for ``concept``: the share of it a concept label covers (0 = not)."""
+    """How well ``label`` stands for ``concept``: the share of it a concept label covers (0 = not).
+
+    A label joining alternatives ("免密支付/自动扣款", "Orders | Returns") names each of them: it
+    stands for the concept as well as its best part does.
+    """
     text = label.strip().casefold()
+    parts = [p for p in _ALTERNATIVES.split(text) if p]
+    if len(parts) > 1:
+        return max(_covered(text, concept), *(_covered(p, concept) for p in parts))
+    return _covered(text, concept)
+
+
+def _covered(text: str, concept: Concept) -> float:
     if not text:
         return 0.0
     best = 0.0

@@ -48,6 +48,7 @@ from inference.rules import (
     find_truncated_items,
     heading_concepts,
     leading_entry,
+    list_title_concepts,
 )
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate.act import page_title
@@ -156,14 +157,26 @@ class TargetPages:
         """The replayed route's last page was judged not the target.
 
         By the model; or, with an evaluator model configured, by the rules' page kind
-        where the model is not asked because its verdict could not count there.
+        where the model is not asked because its verdict could not count there; or,
+        without one, for a route that navigates (no search), by a page naming nothing the
+        goal asks for: recalled by a word two questions share ("12306", "list"), another
+        question's route (the trains list for the member rights).
         """
         if evaluation.complete:
             return False
         if evaluation.evaluator != "rules":
             return True
-        return (self.run.copilot.evaluator is not None and not self.opened_details(history, screen)
+        if self.run.copilot.evaluator is None:
+            return self._names_nothing_asked(screen)
+        return (not self.opened_details(history, screen)
                 and contradicts_mode(evaluation.page_type, self.run.subtask) is not None)
+
+    def _names_nothing_asked(self, screen: Screen) -> bool:
+        subtask = self.run.subtask
+        if subtask.search_term is not None:
+            return False  # a search's route is checked by its term (the replay stops at the search)
+        goal = find_goal_concepts(subtask.goal, None, subtask.app_label)
+        return bool(goal.targets) and not heading_concepts(screen, goal) and not list_title_concepts(screen, goal)
 
     def _demote(self, evaluation: Evaluation) -> None:
         if self.demoted or self.memory is None:

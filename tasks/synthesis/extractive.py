@@ -82,6 +82,7 @@ _LOWER_IS_BETTER = {MeasureKind.PRICE: "Lowest price", MeasureKind.DELIVERY_TIME
                     MeasureKind.DELIVERY_FEE: "Lowest delivery fee"}
 _HIGHER_IS_BETTER = {MeasureKind.RATING: "Highest rating", MeasureKind.SALES: "Most sales"}
 _ITEMS_PER_APP = 5
+_ENTRY_CHARS = 24  # a header's or a tab's text is short; longer texts are content
 _LISTED_ITEMS = 30  # rows of a page that is itself the answer (a list of permissions, of mails)
 _PAGE_LINES = 20  # lines of a captured page shown when no line matches the question's words
 _LINE_CHARS = 160
@@ -346,8 +347,13 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
     matches = app.matches
     listing = app.page_listing()
     records = find_records(app.captures, app.items) if listing is None else []
-    if listing is None and not records and not any(item.values for item in matches):
-        listing = app.concept_listing(sections)
+    if listing is None and not any(item.values for item in matches) and not (records and request.shaped):
+        # A page titled by what the question asks for is listed whole, as it shows it (the rules
+        # and the questions under them), unless its records are all it shows, or the question
+        # filters or shapes them ("last month", "as a table").
+        titled = app.concept_listing(sections)
+        if titled is not None and (not records or _shows_more_than(titled[1], records)):
+            listing, records = titled, []
     if records and (not any(item.values for item in matches) or request.filters):
         # The pages are lists of records, and what matched the question's words is a label
         # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day):
@@ -395,6 +401,14 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         dump = LineSpan(start=start, end=len(lines))
     lines.append("")
     return lines, dump
+
+
+def _shows_more_than(items: Sequence[Item], records: Sequence[Item]) -> bool:
+    """Whether a page's items hold content besides its records: a paragraph or lines of its own
+    (the refund rules above the questions and answers), not only headers and tabs."""
+    boxes = {(r.capture_id, r.name_box) for r in records}
+    return any((i.capture_id, i.name_box) not in boxes and (i.lines or len(i.label or i.name) > _ENTRY_CHARS)
+               for i in items)
 
 
 def _naming_the_term(records: list[Item], search_terms: Sequence[str]) -> tuple[list[Item], list[str]]:

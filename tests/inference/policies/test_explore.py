@@ -85,6 +85,13 @@ def test_screen_labels_in_four_languages_stand_for_concepts(label: str, concept:
     assert match_concept(label, load_lexicon().concepts[concept]) > 0
 
 
+def test_a_label_joining_alternatives_stands_for_each_of_them() -> None:
+    concepts = load_lexicon().concepts
+    assert match_concept("免密支付/自动扣款", concepts["autopay"]) == 1.0  # no lexicon entry spells the pair
+    assert match_concept("Settings | Help", concepts["settings"]) == 1.0
+    assert match_concept("免密支付 自动扣款 说明", concepts["autopay"]) < 1.0  # words around, not alternatives
+
+
 def test_short_latin_labels_do_not_match_by_accident() -> None:
     me = load_lexicon().concepts["me"]
     assert match_concept("Menu", me) == 0

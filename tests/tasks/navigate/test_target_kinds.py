@@ -79,15 +79,29 @@ def test_a_section_further_down_a_hub_page_titled_by_the_goal_is_its_target(
     assert "积分商城" in texts and "2000 积分" in texts
 
 
+def test_a_remembered_route_of_another_question_is_not_taken_for_the_target(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # Both questions name 12306, so the refund policy's route is recalled for the points shop.
+    # Without an evaluator model its end was taken as the target; a page naming nothing the
+    # goal asks for is now judged not it: the route is demoted and the copilot explores afresh.
+    store = FakeObjectStore()
+    _, first = ask_12306(catalog_phone, perceiver, redis_url, "Check the ticket refund policy on 12306.", store)
+    assert first.status is SubTaskStatus.COMPLETED and first.captures[0].title == "退改签说明"
+    _, second = ask_12306(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？", store)
+    assert second.status is SubTaskStatus.COMPLETED, second.reason
+    assert all(c.title != "退改签说明" for c in second.captures)
+    assert "2000 积分" in " ".join(e.label for e in second.captures[-1].elements)
+
+
 def ask_12306(catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str,
-              question: str) -> tuple[SubTask, SubTaskResult]:
+              question: str, store: FakeObjectStore | None = None) -> tuple[SubTask, SubTaskResult]:
     """The rules' one sub-task for ``question`` in 12306, navigated from a fresh phone by a copilot
-    with no models (rules, skills, explorer)."""
+    with no models (rules, skills, explorer); its route memory kept in ``store`` when given."""
     server, driver = catalog_phone
     server.control.reset("boot")
     (task,) = decompose_by_rules(Query(text=question), [RAILWAY]).subtasks
     client = redis.Redis.from_url(redis_url)
-    store = FakeObjectStore()
+    store = store if store is not None else FakeObjectStore()
     copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
                       events=RunEventPublisher(client, store), control=RedisControlChannel(client),
                       memory=RouteMemory(ObjectStoreBlobs(store)), pause_poll_s=0.1)

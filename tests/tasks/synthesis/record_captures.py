@@ -27,7 +27,7 @@ __all__ = ["CAPTURES_DIR", "TASK_IDS", "record_task_captures"]
 CAPTURES_DIR = Path(__file__).parent / "captures"
 TASK_IDS = (
     "s2_multi_05_big_mac", "s2_multi_06_vivo_x100_ultra", "s2_single_01_meituan_permissions",
-    "s2_single_02_bilibili_guidelines", "s1_07_taxi_trips",
+    "s2_single_02_bilibili_guidelines", "s1_07_taxi_trips", "s1_03_12306_refund",
 )
 
 

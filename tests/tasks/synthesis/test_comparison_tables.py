@@ -202,6 +202,27 @@ def test_a_page_titled_by_a_concept_the_question_asks_for_is_its_answer_in_readi
     assert "Delivery time" not in report.markdown  # "阅读时长约 6 分钟" is a reading time
 
 
+def test_a_policy_page_is_listed_whole_its_rules_with_their_values_in_place() -> None:
+    """"Refund policy" in English, "退改签说明" on the page: its rules (values in their sentences,
+    "最低按2元计收") and the questions under them, not only the five question-and-answer cards
+    that read as records."""
+    task = _task("s1_03_12306_refund")
+    captures = _captures(task.id, ("com.MobileTicket",))
+    apps = [AppStatus(app_label="12306", package="com.MobileTicket", status=SubTaskStatus.COMPLETED)]
+    query = Query(text=task.query)
+    written = write_extractive(query, captures, apps)
+    report = build_report(run_id="run-policy", query=query, markdown=written.markdown, captures=captures,
+                          apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=0.8, page_dumps=written.page_dumps)
+
+    assert written.page_dumps == ()
+    shown = report.markdown.split("top to bottom):", 1)[1]
+    rows = [line.strip() for line in shown.splitlines() if line.strip().startswith("- ")]
+    for point in task.scoring_points:  # the eight rules
+        assert any(point in row for row in rows), f"{point!r} is not listed:\n{shown}"
+    assert all(parse_citations(row) for row in rows)
+    assert report.citations and all(c.grounded for c in report.citations)
+
+
 def test_a_comparison_keeps_the_rows_the_question_names() -> None:
     # No value reader knows battery capacity or weight: the specification rows the question
     # names are reported as the page shows them, label and value cited.
