@@ -23,6 +23,7 @@ from inference.rules.evaluator import (
     heading_concepts,
     leading_entry,
     list_title_concepts,
+    mentions_term,
     page_heading,
 )
 from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
@@ -71,6 +72,7 @@ __all__ = [
     "list_title_concepts",
     "load_lexicon",
     "match_concept",
+    "mentions_term",
     "page_heading",
     "read_item_time",
     "read_time",

@@ -49,6 +49,7 @@ from inference.rules import (
     heading_concepts,
     leading_entry,
     list_title_concepts,
+    mentions_term,
 )
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate.act import page_title
@@ -158,9 +159,10 @@ class TargetPages:
 
         By the model; or, with an evaluator model configured, by the rules' page kind
         where the model is not asked because its verdict could not count there; or,
-        without one, for a route that navigates (no search), by a page naming nothing the
-        goal asks for: recalled by a word two questions share ("12306", "list"), another
-        question's route (the trains list for the member rights).
+        without one, by a page that shows neither the sub-task's search term nor a heading
+        naming all the goal asks for (the rules found it incomplete): recalled by a word two
+        questions share ("12306", "list"), another question's route (the trains list for the
+        member rights, the member page for a refund fee).
         """
         if evaluation.complete:
             return False
@@ -173,10 +175,11 @@ class TargetPages:
 
     def _names_nothing_asked(self, screen: Screen) -> bool:
         subtask = self.run.subtask
-        if subtask.search_term is not None:
-            return False  # a search's route is checked by its term (the replay stops at the search)
-        goal = find_goal_concepts(subtask.goal, None, subtask.app_label)
-        return bool(goal.targets) and not heading_concepts(screen, goal) and not list_title_concepts(screen, goal)
+        if subtask.search_term is not None and mentions_term(screen, subtask.search_term):
+            return False  # the page shows what the sub-task searches for
+        goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+        named = {*heading_concepts(screen, goal), *list_title_concepts(screen, goal)}
+        return bool(goal.targets) and not set(goal.targets) <= named
 
     def _demote(self, evaluation: Evaluation) -> None:
         if self.demoted or self.memory is None:

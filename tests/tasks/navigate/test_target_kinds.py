@@ -56,7 +56,7 @@ def test_an_apps_query_form_is_run_and_its_results_in_chinese_are_the_target(
     # No search box, a form filled in (from, to, date) over "查询车票"; an English question whose
     # term ("trains") cannot be read on the Chinese results: the results of the form it ran are
     # the list asked for. Before, the explorer opened "铁路会员" (a page headed "railway").
-    task, result = ask_12306(catalog_phone, perceiver, redis_url,
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url,
                              "List available afternoon trains from A to B on Sept 12.")
     assert task.search_term == "trains"
     assert result.status is SubTaskStatus.COMPLETED, result.reason
@@ -71,7 +71,7 @@ def test_a_section_further_down_a_hub_page_titled_by_the_goal_is_its_target(
     # The points shop is a section under the member page's rights, below the fold: the explorer
     # looks further down the member page before going back, and the section's title ("积分商城")
     # names what the question asks for. Before, it backed out of the member page, again and again.
-    task, result = ask_12306(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？")
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？")
     assert task.search_term is None
     assert result.status is SubTaskStatus.COMPLETED, result.reason
     assert any(isinstance(s.action, Scroll) for s in result.trace.steps)
@@ -85,21 +85,41 @@ def test_a_remembered_route_of_another_question_is_not_taken_for_the_target(
     # Without an evaluator model its end was taken as the target; a page naming nothing the
     # goal asks for is now judged not it: the route is demoted and the copilot explores afresh.
     store = FakeObjectStore()
-    _, first = ask_12306(catalog_phone, perceiver, redis_url, "Check the ticket refund policy on 12306.", store)
+    _, first = ask_in_app(catalog_phone, perceiver, redis_url, "Check the ticket refund policy on 12306.", store)
     assert first.status is SubTaskStatus.COMPLETED and first.captures[0].title == "退改签说明"
-    _, second = ask_12306(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？", store)
+    _, second = ask_in_app(catalog_phone, perceiver, redis_url, "12306 积分商城能换些什么，各要多少积分？", store)
     assert second.status is SubTaskStatus.COMPLETED, second.reason
     assert all(c.title != "退改签说明" for c in second.captures)
     assert "2000 积分" in " ".join(e.label for e in second.captures[-1].elements)
 
 
-def ask_12306(catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str,
-              question: str, store: FakeObjectStore | None = None) -> tuple[SubTask, SubTaskResult]:
-    """The rules' one sub-task for ``question`` in 12306, navigated from a fresh phone by a copilot
-    with no models (rules, skills, explorer); its route memory kept in ``store`` when given."""
+CHINA_MOBILE = InstalledApp(package="com.greenpoint.android.mc10086.activity", label="China Mobile")
+
+
+def test_a_remembered_route_ending_where_neither_the_term_nor_the_goal_shows_is_demoted(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # The top-up records' route is recalled for a question about a bill, which searches
+    # "phone bill higher": the records page shows neither that term nor a bill.
+    store = FakeObjectStore()
+    _, first = ask_in_app(catalog_phone, perceiver, redis_url,
+                         "Calculate phone credit from Oct to Aug with monthly average.", store, CHINA_MOBILE)
+    assert first.status is SubTaskStatus.COMPLETED and first.captures[0].title == "充值记录"
+    task, second = ask_in_app(catalog_phone, perceiver, redis_url, "Why was my May phone bill higher than usual?",
+                             store, CHINA_MOBILE)
+    assert task.search_term is not None
+    assert second.status is SubTaskStatus.COMPLETED, second.reason
+    assert all(c.title != "充值记录" for c in second.captures)
+    assert "¥139.50" in " ".join(e.label for c in second.captures for e in c.elements)  # May's bill
+
+
+def ask_in_app(catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str,
+              question: str, store: FakeObjectStore | None = None,
+              app: InstalledApp = RAILWAY) -> tuple[SubTask, SubTaskResult]:
+    """The rules' one sub-task for ``question`` in ``app`` (12306), navigated from a fresh phone by
+    a copilot with no models (rules, skills, explorer); its route memory kept in ``store`` when given."""
     server, driver = catalog_phone
     server.control.reset("boot")
-    (task,) = decompose_by_rules(Query(text=question), [RAILWAY]).subtasks
+    (task,) = decompose_by_rules(Query(text=question), [app]).subtasks
     client = redis.Redis.from_url(redis_url)
     store = store if store is not None else FakeObjectStore()
     copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
