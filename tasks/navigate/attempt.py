@@ -309,7 +309,8 @@ class NavigationTry:
             return RoleOutcome[Evaluation](value=other, policy="rules")
         evaluator = self.copilot.evaluator
         opened = self.targets.opened_details(self.history, screen)
-        key = (screen.fingerprint, opened, ran_a_search(self.history))
+        searched = ran_a_search(self.history)
+        key = (screen.fingerprint, opened, searched)
         judged = self.verdicts.get(key)
         if judged is not None and evaluator is not None:
             return RoleOutcome[Evaluation](value=judged, policy=evaluator.name)  # not sent again
@@ -325,7 +326,7 @@ class NavigationTry:
             screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
             opened_result=opened, occasion=occasion,
             expected_target=self.targets.expects_target(self.history, screen),
-            searched=ran_a_search(self.history),
+            searched=searched,
         )
         if verdict.policy != "rules":
             self.verdicts[key] = verdict.value

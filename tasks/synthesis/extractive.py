@@ -158,8 +158,12 @@ class _App:
         capture = next((c for c in self.captures if c.id == title.capture_id), None)
         if capture is None or not capture.title or not _same_text(title.name, capture.title):
             return None
-        below = [i for i in self.items if i.capture_id == capture.id and i is not title
-                 and i.name_box.top >= title.name_box.bottom and i not in matches]
+        return self._listed_under(title, exclude=matches)
+
+    def _listed_under(self, title: Item, exclude: Sequence[Item] = ()) -> tuple[Item, list[Item]] | None:
+        """The page under ``title`` as a listing: its items below the title (at least two)."""
+        below = [i for i in self.items if i.capture_id == title.capture_id and i is not title
+                 and i.name_box.top >= title.name_box.bottom and i not in exclude]
         return (title, below[:_LISTED_ITEMS]) if len(below) >= 2 else None
 
     def concept_listing(self, sections: Sequence[str]) -> tuple[Item, list[Item]] | None:
@@ -177,12 +181,9 @@ class _App:
                 continue
             title = next((i for i in self.items if i.capture_id == capture.id
                           and _same_text(i.name, capture.title)), None)
-            if title is None:
-                continue
-            below = [i for i in self.items if i.capture_id == capture.id and i is not title
-                     and i.name_box.top >= title.name_box.bottom]
-            if len(below) >= 2:
-                return title, below[:_LISTED_ITEMS]
+            listing = self._listed_under(title) if title is not None else None
+            if listing is not None:
+                return listing
         return None
 
     def answer(self) -> _Answer | None:
