@@ -54,6 +54,7 @@ _READ_MORE = re.compile(
 # A search that found nothing ("没有找到相关视频", "No results found"). Not "暂无场次" (no
 # showtimes today): that empty list is itself an answer.
 _DETAILS_CHARS = 200  # this much text on a page that lists nothing is content, not a notice
+_CONTENT_ABOVE_CHARS = 60  # this much of a page's text above a "no results" line: the page's content
 _NOTHING_FOUND = re.compile(
     r"没有找到|未找到|找不到|no results|nothing found|no matches|검색 결과가 없|結果がありません|"
     r"見つかりませんでした",
@@ -181,14 +182,20 @@ def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
 
 def find_nothing_found(screen: Screen) -> UIElement | None:
     """The text saying a search found nothing, on a page that lists nothing and is no details page;
-    else None. A details page's empty section (no reviews yet, no questions) says nothing of the page."""
+    else None. A details page's empty section (no reviews yet, no questions), long page or short,
+    says nothing of the page."""
     said = next((e for e in screen.elements
                  if e.label and not e.clickable and len(e.label) <= 60 and _NOTHING_FOUND.search(e.label)),
                 None)
     if said is None or find_list_items(screen):
         return None
     others = [e.label for e in screen.elements if e.label.strip() and e is not said]
-    if any(_DETAILS_CUES.search(t) for t in others) and sum(len(t) for t in others) >= _DETAILS_CHARS:
+    # The page's own text above the notice (not its search box, tabs or buttons) makes the notice
+    # an empty section under the content: a product's "宝贝详情" with nothing in it.
+    above = sum(len(e.label.strip()) for e in screen.elements
+                if e is not said and not e.editable and not e.clickable and e.bounds.bottom <= said.bounds.top)
+    if any(_DETAILS_CUES.search(t) for t in others) and (
+            sum(len(t) for t in others) >= _DETAILS_CHARS or above >= _CONTENT_ABOVE_CHARS):
         return None
     return said
 

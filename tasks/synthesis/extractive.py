@@ -392,6 +392,12 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
                           f"({count}, top to bottom):", ""]
                 lines += [line for item in items for line in _as_shown(item)]
+    elif subjects := [item for item in app.items if item.page and item.values]:
+        # A details page whose own subject no word of the question names ("a dessert", the page
+        # of one): the copilot judged it the answer, so its subject and values are stated.
+        lines += ["No line on the captured pages names the question's words; the page the copilot "
+                  "judged the answer is about:", ""]
+        lines += [f"- {describe_record(item, request)}" for item in subjects[:_ITEMS_PER_APP]]
     else:
         # The copilot judged these pages the answer; without a model to read them, show them.
         lines += ["No line on the captured pages matches the question's words. "

@@ -28,6 +28,7 @@ from tasks.synthesis.values import MeasureKind, read_measures
 __all__ = ["describe_record", "find_records", "record_fields", "select_records"]
 
 _FIELD_SPLIT = re.compile(r"\s*\|\s*")
+_SPACES = re.compile(r"\s+")
 _MIN_RECORDS = 2
 _FIELD_CHARS = 40  # a field of a record (a name, an artist, a route) is shorter than this
 _LINE_GAP = 0.4  # lines of one record sit closer than this share of a line's height
@@ -41,9 +42,11 @@ def record_fields(item: Item) -> tuple[str, ...]:
     """Every field of ``item``, in reading order: its name's parts, its lines, its values read elsewhere."""
     fields = [f for f in _FIELD_SPLIT.split(item.name) if f]
     fields += [line for line in item.lines if line not in fields]
-    shown = " ".join(fields)
+    # A value read from the name's element is a field too when the name no longer shows it (a
+    # card "香辣鸡腿堡 | 月售3900 · 好评率97% | ¥21.5" is named without its sales and price).
+    shown = _SPACES.sub("", " ".join(fields))
     fields += [v.text for v in item.values
-               if v.text not in shown and v.quote != item.name_quote and v.quote not in item.lines]
+               if _SPACES.sub("", v.text) not in shown and v.quote not in item.lines]
     return tuple(dict.fromkeys(fields))
 
 

@@ -116,3 +116,20 @@ def test_an_empty_section_of_a_details_page_is_not_an_empty_search() -> None:
     empty = screen_of(element("h", "wireless headphones", top=150, editable=True),
                       element("n", "No results for this search", top=700), package=PKG)
     assert find_nothing_found(empty) is not None
+
+
+def test_an_empty_section_under_a_short_details_page_is_not_an_empty_search() -> None:
+    """Less text than a long page, but the notice sits under the product's own lines."""
+    details = screen_of(
+        element("p", "¥1299.00", top=400), element("t", "Mechanical keyboard, 87 keys, hot-swap", top=480),
+        element("s", "Keychron official store", top=560), element("h", "Specifications", top=700),
+        element("k", "Switches: brown", top=780), element("w", "Weight: 0.9 kg", top=840),
+        element("h2", "Details", top=960), element("n", "No results", top=1020),
+        element("c", "Add to cart", top=2200, clickable=True), package=PKG)
+    assert find_nothing_found(details) is None
+    # An empty search with tabs above and a cart in the bottom bar is still an empty search.
+    empty = screen_of(element("q", "keyboard 87", top=150, editable=True),
+                      element("tab", "Sort by sales", top=300, clickable=True),
+                      element("n", "Sorry, no results for this search", top=500),
+                      element("cart", "Shopping cart", top=2250, clickable=True), package=PKG)
+    assert find_nothing_found(empty) is not None

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import AppStatus, Query, SubTaskStatus
+from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
 from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore
-from tasks.synthesis.extractive import EXTRACTIVE_NAME
+from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.report import publish_report, synthesize_report
 from tasks.synthesis.values import MeasureKind, read_measures
+from tests.tasks.synthesis.record_captures import CAPTURES_DIR
 
 QUERY = Query(text="Is a Big Mac cheaper on Meituan or Ele.me?")
+BIG_MAC_PAGE = "s2_multi_05_big_mac.com.mcdonalds.gma.cn.json"  # the product page in McDonald's app
 APPS = (
     AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),
     AppStatus(app_label="Ele.me", package="me.ele", status=SubTaskStatus.COMPLETED),
@@ -113,3 +115,15 @@ def test_no_match_still_lists_what_was_read(eleme: DrawnCapture, store: FolderSt
     assert any("Apple Pie" in lines[n] for n in dumped)
     cited = [n for n, line in enumerate(lines) if parse_citations(line)]
     assert cited and set(cited) <= set(dumped), "every cited line is a copied page line"
+
+
+def test_a_details_page_no_word_names_is_stated_by_its_own_subject() -> None:
+    """"Which burger has the most calories?": the product page reached names neither word; its
+    subject and price are stated as the answer (cited), not dumped as the page's text."""
+    capture = Capture.model_validate_json((CAPTURES_DIR / BIG_MAC_PAGE).read_text("utf-8"))
+    apps = [AppStatus(app_label="McDonald's", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which burger in the McDonald's app has the most calories? "
+                                          "Just that one."), [capture], apps)
+    assert written.page_dumps == ()
+    claim = next(line for line in written.markdown.splitlines() if line.startswith("- Big Mac"))
+    assert "¥24.0" in re.sub(r"\[[^\]]*\]", "", claim)

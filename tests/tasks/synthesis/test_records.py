@@ -7,11 +7,13 @@ Study 1 task's scripted path; the questions are written here, not a suite's.
 from __future__ import annotations
 
 import io
+import re
 from datetime import date
 
 from PIL import Image
 
 from droidretriever.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
+from droidretriever.testing import Card, Line, draw_capture
 from storage import FakeObjectStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.report import build_report, synthesize_report
@@ -125,3 +127,21 @@ def test_a_listed_page_is_shaped_by_the_question_even_when_its_app_failed() -> N
     table = write_extractive(Query(text="Desk lamps under ¥200, as a table"), [capture], apps).markdown
     rows = [line for line in table.splitlines() if line.startswith("| ") and "¥" in line]
     assert len(rows) == 2 and "price ¥129.00" in rows[0] and "price ¥39.90" in rows[1], table
+
+
+def test_a_card_named_without_its_values_is_reported_with_them() -> None:
+    """A dish card "NAME | 月售N · 好评率P | ¥X" is named without its sales and price; asked for
+    in one sentence, its line still states both."""
+    dishes = ["农家小炒肉 | 月售1200 · 好评率95% | ¥28.0", "梅菜扣肉 | 月售800 · 好评率92% | ¥32.0",
+              "番茄炒蛋 | 月售2000 · 好评率98% | ¥18.0"]
+    header = Card(60, (Line("老乡鸡 (徐汇店)", 60, 80, 44), Line("评分4.7 · 月售5600 · 约25分钟 · 距离1.1km", 60, 150, 32)),
+                  height=200)
+    cards = [header, *(Card(300 + 200 * i, (Line(text, 60, 330 + 200 * i, 36),), height=160)
+                       for i, text in enumerate(dishes))]
+    drawn = draw_capture("cap-store-1", "com.example.food", cards, height=1200)
+    apps = [AppStatus(app_label="Food", package="com.example.food", status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="老乡鸡的农家小炒肉多少钱、月售多少？一句话告诉我。"),
+                               [drawn.capture], apps)
+    line = next(row for row in written.markdown.splitlines() if row.startswith("- 农家小炒肉"))
+    stated = re.sub(r"\[[^\]]*\]", "", line)  # the claim without its citations
+    assert "月售1200" in stated and "¥28.0" in stated, written.markdown
