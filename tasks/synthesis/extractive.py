@@ -86,6 +86,7 @@ _ENTRY_CHARS = 24  # a header's or a tab's text is short; longer texts are conte
 _LISTED_ITEMS = 30  # rows of a page that is itself the answer (a list of permissions, of mails)
 _PAGE_LINES = 20  # lines of a captured page shown when no line matches the question's words
 _LINE_CHARS = 160
+_BAR_ITEMS = 3  # items a page's bar holds above its heading: back, title, one action
 _STATUS_WORDS = {
     SubTaskStatus.COMPLETED: "completed",
     SubTaskStatus.NEEDS_USER: "needs a person",
@@ -156,9 +157,17 @@ class _App:
             return None
         title = matches[0]
         capture = next((c for c in self.captures if c.id == title.capture_id), None)
-        if capture is None or not capture.title or not _same_text(title.name, capture.title):
+        if capture is None or not capture.title or not (
+                _same_text(title.name, capture.title) or self._heads_its_page(title, capture)):
             return None
         return self._listed_under(title, exclude=matches)
+
+    def _heads_its_page(self, title: Item, capture: Capture) -> bool:
+        """Whether ``title`` is the heading under the page's bar: a question page's question, with
+        its answers below ("问题" in the bar, the question the person asked as the heading)."""
+        above = [i for i in self.items if i.capture_id == title.capture_id and i is not title
+                 and i.name_box.bottom <= title.name_box.top]
+        return any(_same_text(i.name, capture.title) for i in above) and len(above) <= _BAR_ITEMS
 
     def _listed_under(self, title: Item, exclude: Sequence[Item] = ()) -> tuple[Item, list[Item]] | None:
         """The page under ``title`` as a listing: its items below the title (at least two)."""
@@ -374,8 +383,11 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
             lines += [f"Best-matching items on the captured pages ({'; '.join(said) or 'as shown'}):", ""]
             lines += [f"- {describe_record(item, request)}" for item in others] or ["- none passes the filters"]
         elif others:
+            # Each with its lines: under a post's author or a question, they are what it says.
             lines += ["Best-matching items on the captured pages:", ""]
-            lines += [f"- {_describe_item(item)}" for item in others]
+            for item in others:
+                lines.append(f"- {_describe_item(item)}")
+                lines += [f"  - {_cell(line)} {format_citation(item.capture_id, line)}" for line in item.lines]
         if listing is not None:
             title, items = listing
             lines += [""] if others else []
@@ -391,6 +403,8 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
             else:
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
                           f"({count}, top to bottom):", ""]
+                # The heading's own lines first: a post's text under its author's name.
+                lines += [f"- {_cell(line)} {format_citation(title.capture_id, line)}" for line in title.lines]
                 lines += [line for item in items for line in _as_shown(item)]
     elif subjects := [item for item in app.items if item.page and item.values]:
         # A details page whose own subject no word of the question names ("a dessert", the page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from droidretriever.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
 from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore
@@ -127,3 +127,45 @@ def test_a_details_page_no_word_names_is_stated_by_its_own_subject() -> None:
     assert written.page_dumps == ()
     claim = next(line for line in written.markdown.splitlines() if line.startswith("- Big Mac"))
     assert "¥24.0" in re.sub(r"\[[^\]]*\]", "", claim)
+
+
+def _page(title: str, *texts: tuple[str, int, int]) -> Capture:
+    """A captured page: a back button and ``title`` in its bar, then ``(text, top, height)`` lines."""
+    bar = [UIElement(id="back", content_desc="Navigate up", clickable=True,
+                     bounds=Bounds(left=0, top=66, right=154, bottom=220)),
+           UIElement(id="title", text=title, bounds=Bounds(left=180, top=101, right=600, bottom=185))]
+    lines = [UIElement(id=f"t{n}", text=text, bounds=Bounds(left=44, top=top, right=1036, bottom=top + height))
+             for n, (text, top, height) in enumerate(texts)]
+    return Capture(id="cap-q-1", run_id="run-q", subtask_id="com.example.qa-1", package="com.example.qa",
+                   image_key="runs/run-q/captures/cap-q-1.png", width=1080, height=2340,
+                   elements=(*bar, *lines), title=title)
+
+
+def _stated(markdown: str) -> str:
+    """The report's lines without their citations: what it states."""
+    return re.sub(r"\[[^\]]*\]", "", markdown)
+
+
+def test_a_question_pages_answers_are_listed_under_its_heading() -> None:
+    """A question page ("Question" in its bar, the person's question as its heading): the answers
+    below the heading share no word with the question and are the answer."""
+    page = _page("Question",
+                 ("Which houseplants survive in a dark room?", 253, 60), ("88 answers · 1K followers", 320, 40),
+                 ("Follow", 612, 60), ("Garden Guru | Plant writer | Snake plants and ZZ plants do best.", 877, 160),
+                 ("Mia | Florist | Pothos, with a lamp nearby.", 1100, 160))
+    apps = [AppStatus(app_label="QA", package=page.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which houseplants survive in a dark room?"), [page], apps)
+    assert written.page_dumps == ()
+    assert "Snake plants and ZZ plants" in _stated(written.markdown)
+    assert "Pothos, with a lamp nearby" in _stated(written.markdown)
+    assert "88 answers · 1K followers" in _stated(written.markdown)  # the heading's own lines too
+
+
+def test_a_best_match_is_reported_with_its_lines() -> None:
+    """An answer set close under the question is a line of its item: stated with it, cited."""
+    page = _page("Question",
+                 ("How long should a first marathon training plan be?", 253, 60),
+                 ("Coach Lee", 320, 40), ("Plan on 16 to 20 weeks of training.", 365, 40))
+    apps = [AppStatus(app_label="QA", package=page.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="How long is a first marathon training plan, on QA?"), [page], apps)
+    assert "16 to 20 weeks" in _stated(written.markdown)
