@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
-from inference.rules.page_type import detect_page_type, find_list_items, find_nothing_found
+from inference.rules.page_type import detect_page_type, find_list_items, find_nothing_found, is_card
 from inference.rules.risk import find_injection, find_risk
 
 __all__ = [
@@ -61,6 +61,8 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
     results list in a script its term is not written in is that search's results.
     """
     page = detect_page_type(screen)
+    if page is PageType.OTHER and searched and _lone_card(screen):
+        page = PageType.RESULTS_LIST  # a search with one hit: a list of one, not a page of its own
     risk = find_risk(screen, task=subtask.goal)
     if risk is not None:
         return Evaluation(
@@ -130,6 +132,11 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
     if hostile is not None:
         reason += f"; ignored screen text that addresses the agent: {hostile.label[:60]!r}"
     return Evaluation(complete=complete, page_type=page, reason=reason, evaluator="rules")
+
+
+def _lone_card(screen: Screen) -> bool:
+    """Whether the page shows exactly one card of content (a title and more lines, tappable)."""
+    return sum(1 for e in screen.elements if not e.editable and is_card(e, screen)) == 1
 
 
 # Pages that are never a sub-task's answer, whatever a model says: a pop-up, a login wall,

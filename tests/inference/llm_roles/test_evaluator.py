@@ -229,3 +229,18 @@ def test_an_empty_list_that_is_itself_the_answer_is_not_a_failed_search() -> Non
     # "No showtimes today" answers "when is F1 showing today?": the page is the answer.
     showtimes = screen_of(element("title", "Big Mac", top=101), element("none", "今天暂无场次", top=331))
     assert "nothing was found" not in evaluate_by_rules(subtask(), showtimes).reason
+
+
+def test_a_search_with_one_hit_is_a_results_list_of_one() -> None:
+    """One card under the search: in list_view mode the list (of one) is the target, whatever
+    its layout; before any search, such a page is no results list."""
+    card = element("card", top=400, height=300, left=24, width=1032, clickable=True)
+    page = screen_of(
+        element("q", "cordless drill 18V", top=100, height=90), element("sort", "Best match · Newest", top=250, height=60),
+        card, element("title", "18V cordless drill kit with two batteries", top=420, height=70, left=60, width=900),
+        element("meta", "Tool shop · 4.8 · 2k sold", top=520, height=50, left=60, width=900))
+    task = subtask(PageMode.LIST_VIEW, term="cordless drill 18V", goal="how many batteries come with the drill")
+    assert detect_page_type(page) is PageType.OTHER
+    after_search = evaluate_by_rules(task, page, searched=True)
+    assert after_search.complete and after_search.page_type is PageType.RESULTS_LIST
+    assert not evaluate_by_rules(task, page, searched=False).complete
