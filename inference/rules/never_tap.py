@@ -105,7 +105,23 @@ def find_never_tap(label: str) -> RiskCategory | None:
     if not label.strip() or is_refusal(label) or names_a_place(label):
         return None
     found = find_never_tap_word(label[:_LABEL_CHARS])
-    return found[0] if found else None
+    if found is None:
+        return None
+    category, word = found
+    if category is RiskCategory.SENDING and _only_told_of(label, word):
+        return None
+    return category
+
+
+def _only_told_of(label: str, word: str) -> bool:
+    """Whether a card of several lines only tells of a post or a share ("aespa | 4.2M members · New
+    post from KARINA"): a Latin word of sending that starts none of its lines is a noun there, not
+    its button's word ("Post | to your story" starts one). Other categories, Chinese, Korean and
+    Japanese words and one-line labels are never read so."""
+    parts = [fold_for_matching(p).strip(" +·•>›") for p in label.split(" | ")]
+    if len(parts) < 2 or not re.fullmatch(r"[a-z ']+", word):
+        return False
+    return not any(p.startswith(word) for p in parts)
 
 
 def names_a_place(label: str) -> bool:

@@ -135,3 +135,17 @@ def test_scrolls_back_and_waits_are_never_refused() -> None:
     for action in (Scroll(direction=ScrollDirection.DOWN), Back(), Wait(seconds=1)):
         assert check_action(action, screen) is None
     assert find_never_tap("") is None
+
+
+@pytest.mark.parametrize(("label", "category"), [
+    ("Fan club | 1.2M members · New post from the leader", None),  # a card telling of a post
+    ("Gardening tips | 312 shares · 40 replies", None),
+    ("Post | to your story", RiskCategory.SENDING),  # a line starts with the action
+    ("Photo of the day | Share", RiskCategory.SENDING),
+    ("New post from the leader", RiskCategory.SENDING),  # one line: read as strictly as ever
+    ("粉丝团 | 120万成员 · 发布了新动态", RiskCategory.SENDING),  # Chinese words are not read so
+    ("Order #12 | Pay now", RiskCategory.PAYMENT),  # nor other kinds of act
+])
+def test_a_two_line_card_only_telling_of_a_post_is_not_a_send_button(
+        label: str, category: RiskCategory | None) -> None:
+    assert _tap(label) is category
