@@ -238,9 +238,13 @@ def test_a_search_with_one_hit_is_a_results_list_of_one() -> None:
     page = screen_of(
         element("q", "cordless drill 18V", top=100, height=90), element("sort", "Best match · Newest", top=250, height=60),
         card, element("title", "18V cordless drill kit with two batteries", top=420, height=70, left=60, width=900),
-        element("meta", "Tool shop · 4.8 · 2k sold", top=520, height=50, left=60, width=900))
+        element("meta", "Tool shop · 4.8 · 2k sold", top=520, height=50, left=60, width=900),
+        element("price", "$89.00", top=600, height=50, left=60, width=300))
     task = subtask(PageMode.LIST_VIEW, term="cordless drill 18V", goal="how many batteries come with the drill")
     assert detect_page_type(page) is PageType.OTHER
     after_search = evaluate_by_rules(task, page, searched=True)
     assert after_search.complete and after_search.page_type is PageType.RESULTS_LIST
     assert not evaluate_by_rules(task, page, searched=False).complete
+    # An entry of two lines (an app found in Settings, its kind below) is a way on, not a result.
+    entry = screen_of(*(e for e in page.elements if e.id != "price"))
+    assert evaluate_by_rules(task, entry, searched=True).page_type is PageType.OTHER
