@@ -42,6 +42,7 @@ from droidretriever.models import (
     utcnow,
 )
 from inference.errors import RouteMemoryError
+from inference.rules.segment import is_function_word, split_words
 
 __all__ = [
     "SEARCH_SLOT",
@@ -53,6 +54,7 @@ __all__ = [
     "RouteReplay",
     "RouteStep",
     "anchor_for",
+    "content_words",
     "tokenize_goal",
 ]
 
@@ -60,6 +62,16 @@ SEARCH_SLOT = "{search_term}"
 _ANCHOR_SHARE = 0.6  # share of a step's anchor texts that must be on the screen
 _MAX_ROUTES_PER_APP = 200
 _TOKEN_RE = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_LATIN_WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’\-]+")
+_CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
+# The goal's frame ('In <app>, search for "..."') and English grammar: never what a goal asks.
+_FRAME_TEXT = """
+    a an the in on at of for to from by with about and or but is are was were be been do does did
+    has have had can could should would will how what which who whom whose when where why much many
+    search open find show tell me my i you your it its this that these those there here please
+    some any all each every just only also than then so not no yes get give most more less least
+"""
+_FRAME_WORDS = frozenset(_FRAME_TEXT.split())
 
 
 class BlobStore(Protocol):
@@ -133,6 +145,24 @@ def tokenize_goal(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
+def content_words(goal: str, ignore: Sequence[str] = ()) -> set[str]:
+    """The words of ``goal`` that say what it asks: Latin words but the frame's and grammar's,
+    Chinese words (jieba) that are no function words; the search slot and ``ignore`` (the app's
+    names) left out."""
+    text = goal.lower().replace(SEARCH_SLOT, " ")
+    for name in sorted((n.lower() for n in ignore if n.strip()), key=len, reverse=True):
+        text = text.replace(name, " ")
+    latin = {w for w in _LATIN_WORD_RE.findall(text) if w not in _FRAME_WORDS}
+    chinese = {w for run in _CJK_RUN_RE.findall(text) for w in split_words(run)
+               if len(w) >= 2 and not is_function_word(w, run)}
+    return latin | chinese
+
+
+def _alike(words: set[str], wanted: set[str]) -> bool:
+    """Two goals ask alike: they share a word of content, or neither has one besides its term."""
+    return bool(words & wanted) if wanted else not words
+
+
 def anchor_for(screen: Screen, element_id: str | None) -> ElementAnchor | None:
     """The anchor of ``element_id`` on ``screen`` (None when it is not there)."""
     element = screen.element(element_id) if element_id else None
@@ -200,10 +230,18 @@ class RouteMemory:
         search_term: str | None = None,
         page_mode: PageMode | None = None,
         k: int = 3,
+        ignore: Sequence[str] = (),
     ) -> tuple[RouteMatch, ...]:
-        """Up to ``k`` routes for ``package`` whose goals best match ``goal`` (BM25, score > 0)."""
+        """Up to ``k`` routes for ``package`` whose goals best match ``goal`` (BM25, score > 0)
+        among those sharing a word of content with it; ``ignore``: the app's names."""
+        # A route is for the same kind of question only when the goals share a word of content
+        # (not the goal's frame "In Taobao, search for", the app's names or grammar), or when
+        # neither has one: "How much is {term} on Meituan?" asked for another term. Otherwise any
+        # two questions about one app recall each other's routes through those words alone.
+        wanted = content_words(_slot(goal, search_term), ignore)
         routes = [r for r in self.load(package)
-                  if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes]
+                  if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
+                  and _alike(content_words(r.goal, ignore), wanted)]
         query = tokenize_goal(_slot(goal, search_term))
         if not routes or not query:
             return ()

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from droidretriever.models import OpenApp, PageType, Screen, SubTask
+from droidretriever.models import InstalledApp, OpenApp, PageType, Screen, SubTask
 from inference.memory import RouteMemory, RouteReplay, RouteStep, anchor_for
 from inference.policies.base import Decision, PolicyContext, TakenAction, is_dialog_open
+from inference.rules.apps import names_for
 
 __all__ = ["ROUTE_MEMORY", "RouteMemoryPolicy", "route_steps", "screen_anchors"]
 
@@ -90,6 +91,7 @@ class RouteMemoryPolicy:
         matches = self._memory.recall(
             subtask.package, subtask.goal, search_term=subtask.search_term,
             page_mode=subtask.page_mode, k=1,
+            ignore=names_for(InstalledApp(label=subtask.app_label, package=subtask.package)),
         )
         if matches:
             self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term)

@@ -119,3 +119,23 @@ def test_corrupt_memory_is_a_typed_error_with_a_fix() -> None:
     with pytest.raises(RouteMemoryError, match="unreadable") as caught:
         RouteMemory(store).load(PKG)
     assert "delete memory/routes/" in caught.value.hint
+
+
+def test_a_route_is_recalled_only_for_a_goal_sharing_a_word_of_content() -> None:
+    """Two questions about one app share its name and the goal's frame ("In ..., search for"),
+    nothing else: the one's route is not the other's (it ended on the other's page)."""
+    memory = RouteMemory(InMemoryBlobStore())
+    memory.record(PKG, 'In 美团, search for "咖啡": 美团上的咖啡外卖配送费多少？', learnt_steps(), search_term="咖啡")
+    names = ("美团", "Meituan")
+    unrelated = 'In 美团, search for "会员": 美团上我的会员积分还有多少？'
+    assert memory.recall(PKG, unrelated, search_term="会员", ignore=names) == ()
+    alike = 'In 美团, search for "奶茶": 美团上的奶茶外卖配送费多少？'
+    assert memory.recall(PKG, alike, search_term="奶茶", ignore=names)  # 外卖, 配送费
+    english = 'In Meituan, search for "tea": What is the delivery fee for tea on Meituan?'
+    assert memory.recall(PKG, english, search_term="tea", ignore=names) == ()
+    # A question that is its term and nothing more recalls a route of such a question.
+    memory.record(PKG, 'In Meituan, search for "Big Mac": How much is a Big Mac on Meituan?', learnt_steps(),
+                  search_term="Big Mac")
+    just_the_term = 'In Meituan, search for "McFlurry": How much is a McFlurry on Meituan?'
+    (match,) = memory.recall(PKG, just_the_term, search_term="McFlurry", ignore=names)
+    assert match.route.goal.endswith("How much is a {search_term} on Meituan?")
