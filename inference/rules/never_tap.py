@@ -104,23 +104,20 @@ def find_never_tap(label: str) -> RiskCategory | None:
     """
     if not label.strip() or is_refusal(label) or names_a_place(label):
         return None
-    found = find_never_tap_word(label[:_LABEL_CHARS])
-    if found is None:
-        return None
-    category = found[0]
-    if category is RiskCategory.SENDING and _only_told_of(label):
-        return None
-    return category
+    folded = fold_for_matching(label[:_LABEL_CHARS])
+    for category, pattern in _NEVER:
+        words = [m.group(0) for m in pattern.finditer(folded)]
+        if words and not (category is RiskCategory.SENDING and _only_told_of(label, words)):
+            return category
+    return None
 
 
-def _only_told_of(label: str) -> bool:
+def _only_told_of(label: str, words: list[str]) -> bool:
     """Whether a card of several lines only tells of a post or a share ("aespa | 4.2M members · New
-    post from KARINA"): Latin words of sending that start none of its lines are nouns there, not
-    its button's words ("Post | to your story" starts one). Other categories, Chinese, Korean and
-    Japanese words and one-line labels are never read so."""
+    post from KARINA"): Latin words of sending (``words``) that start none of its lines are nouns
+    there, not its button's words ("Post | to your story" starts one). Other categories, Chinese,
+    Korean and Japanese words and one-line labels are never read so."""
     parts = [fold_for_matching(p).strip(" +·•>›") for p in label.split(" | ")]
-    sending = next(pattern for category, pattern in _NEVER if category is RiskCategory.SENDING)
-    words = [m.group(0) for m in sending.finditer(fold_for_matching(label[:_LABEL_CHARS]))]
     if len(parts) < 2 or not all(re.fullmatch(r"[a-z ']+", w) for w in words):
         return False
     return not any(p.startswith(w) for p in parts for w in words)

@@ -143,6 +143,7 @@ def test_scrolls_back_and_waits_are_never_refused() -> None:
     ("Post | to your story", RiskCategory.SENDING),  # a line starts with the action
     ("Photo of the day | Share", RiskCategory.SENDING),
     ("New post from the leader | Share", RiskCategory.SENDING),  # every word of sending is read
+    ("Fan club | New post · Accept the rules", RiskCategory.CONSENT),  # and the other kinds after it
     ("New post from the leader", RiskCategory.SENDING),  # one line: read as strictly as ever
     ("粉丝团 | 120万成员 · 发布了新动态", RiskCategory.SENDING),  # Chinese words are not read so
     ("Order #12 | Pay now", RiskCategory.PAYMENT),  # nor other kinds of act
