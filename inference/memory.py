@@ -238,11 +238,12 @@ class RouteMemory:
         # (not the goal's frame "In Taobao, search for", the app's names or grammar), or when
         # neither has one: "How much is {term} on Meituan?" asked for another term. Otherwise any
         # two questions about one app recall each other's routes through those words alone.
-        wanted = content_words(_slot(goal, search_term), ignore)
+        slotted = _slot(goal, search_term)
+        wanted = content_words(slotted, ignore)
         routes = [r for r in self.load(package)
                   if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
                   and _alike(content_words(r.goal, ignore), wanted)]
-        query = tokenize_goal(_slot(goal, search_term))
+        query = tokenize_goal(slotted)
         if not routes or not query:
             return ()
         corpus = [tokenize_goal(r.goal) for r in routes]

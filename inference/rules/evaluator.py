@@ -29,11 +29,11 @@ from rapidfuzz import fuzz
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
 from inference.rules.page_type import (
-    count_text_lines,
     detect_page_type,
     find_list_items,
     find_nothing_found,
     is_card,
+    shows_content,
 )
 from inference.rules.risk import find_injection, find_risk
 
@@ -58,7 +58,6 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _OTHER_SCRIPT_SHARE = 0.67  # share of a page's texts in CJK for a Latin term to be unreadable on it
 _TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案": 驾车)
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
-_CONTENT_LINES = 3  # lines of a card of content (a result), more than an entry's two
 
 
 def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = False) -> Evaluation:
@@ -142,11 +141,10 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
 
 
 def _lone_card(screen: Screen) -> bool:
-    """Whether the page shows exactly one card of content: tappable, a title and two more lines or
-    more (a video's uploader and views). An entry of two lines (an app found in Settings, its kind
-    below) is a way on, not a result to list."""
+    """Whether the page shows exactly one card, and it shows content (``shows_content``): an entry
+    of two lines (an app found in Settings) is a way on, not a result to list."""
     cards = [e for e in screen.elements if not e.editable and is_card(e, screen)]
-    return len(cards) == 1 and count_text_lines(cards[0], screen) >= _CONTENT_LINES
+    return len(cards) == 1 and shows_content(cards[0], screen)
 
 
 # Pages that are never a sub-task's answer, whatever a model says: a pop-up, a login wall,

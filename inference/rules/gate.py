@@ -41,7 +41,7 @@ from droidretriever.models import (
 from droidretriever.text import fold_for_matching
 from inference.rules.fields import find_login_wall, is_search_field
 from inference.rules.never_tap import find_never_tap, is_refusal
-from inference.rules.page_type import count_text_lines
+from inference.rules.page_type import shows_content
 from inference.rules.risk import RiskFinding, find_injection, quote_label
 
 __all__ = ["TextReader", "check_action", "element_at"]
@@ -49,7 +49,6 @@ __all__ = ["TextReader", "check_action", "element_at"]
 # Reads the text drawn inside a box of the current screenshot (OCR); "" when it cannot.
 TextReader = Callable[[UIElement], str]
 
-_CONTENT_LINES = 3  # a card of content: it opens what it shows
 # Fields whose submitted text goes to other people: a message, a comment, a reply.
 _MESSAGE_FIELD = re.compile(
     r"\b(?:message|comment|reply|say something|write something|chat|post|review|tweet|"
@@ -94,7 +93,7 @@ def _check_press(element: UIElement, screen: Screen, goal: str,
     injected = _named_by_injection(element, screen, goal)
     if injected is not None:
         return injected
-    if label and count_text_lines(element, screen) >= _CONTENT_LINES:
+    if label and shows_content(element, screen):  # a card of content opens what it shows
         return None
     words = label
     if not words:

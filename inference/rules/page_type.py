@@ -33,11 +33,12 @@ from inference.rules.fields import find_login_wall
 
 __all__ = [
     "count_text_lines", "detect_page_type", "find_list_items", "find_nothing_found", "find_truncated_items",
-    "is_card",
+    "is_card", "shows_content",
 ]
 
 _MIN_ITEMS = 3
 _CARD_LINES = 2  # a card shows a title and at least one more line (excerpt, price, meta)
+_CONTENT_LINES = 3  # a card of content (a post, a result) shows more than an entry's two lines
 _DETAILS_CUES = re.compile(
     r"add to (?:cart|bag|basket)|buy now|reviews?\b|ratings?\b|description|specifications?|"
     r"customer service|favou?rites?|shopping cart|\bmenu\b|opening hours|"
@@ -150,6 +151,12 @@ def _repeated_cards(items: list[UIElement], screen: Screen) -> list[UIElement]:
 def is_card(element: UIElement, screen: Screen) -> bool:
     """Whether ``element`` is a card of content: tappable, showing a title and at least one more line."""
     return element.clickable and count_text_lines(element, screen) >= _CARD_LINES
+
+
+def shows_content(element: UIElement, screen: Screen) -> bool:
+    """Whether ``element`` shows content, three lines or more (a post, a video with its uploader
+    and views), rather than an entry's two (an app found in Settings, its kind below)."""
+    return count_text_lines(element, screen) >= _CONTENT_LINES
 
 
 def count_text_lines(member: UIElement, screen: Screen) -> int:

@@ -260,8 +260,12 @@ def _as_shown(item: Item) -> list[str]:
     parts = [f"**{_cell(shown)}** {format_citation(item.capture_id, text)}"]
     parts += [f"{v.kind.value.lower()} {_cell(v.text)} {_cite(item, v)}"
               for v in item.values if v.span not in text]
-    lines = [f"- {', '.join(parts)}"]
-    return lines + [f"  - {_cell(line)} {format_citation(item.capture_id, line)}" for line in item.lines]
+    return [f"- {', '.join(parts)}", *_cited_lines(item)]
+
+
+def _cited_lines(item: Item, bullet: str = "  - ") -> list[str]:
+    """The item's own lines, each a bullet citing itself."""
+    return [f"{bullet}{_cell(line)} {format_citation(item.capture_id, line)}" for line in item.lines]
 
 
 def _comparison(apps: list[_App]) -> list[str]:
@@ -386,8 +390,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
             # Each with its lines: under a post's author or a question, they are what it says.
             lines += ["Best-matching items on the captured pages:", ""]
             for item in others:
-                lines.append(f"- {_describe_item(item)}")
-                lines += [f"  - {_cell(line)} {format_citation(item.capture_id, line)}" for line in item.lines]
+                lines += [f"- {_describe_item(item)}", *_cited_lines(item)]
         if listing is not None:
             title, items = listing
             lines += [""] if others else []
@@ -404,7 +407,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists "
                           f"({count}, top to bottom):", ""]
                 # The heading's own lines first: a post's text under its author's name.
-                lines += [f"- {_cell(line)} {format_citation(title.capture_id, line)}" for line in title.lines]
+                lines += _cited_lines(title, bullet="- ")
                 lines += [line for item in items for line in _as_shown(item)]
     elif subjects := [item for item in app.items if item.page and item.values]:
         # A details page whose own subject no word of the question names ("a dessert", the page
