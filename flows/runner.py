@@ -25,6 +25,7 @@ import httpx
 from prefect.client.orchestration import get_client
 from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectNotFound, PrefectException
+from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, temporary_settings
 
 from droidretriever.config import Settings, load_settings
 from droidretriever.models import ServingStatus, utcnow
@@ -41,6 +42,11 @@ DEPLOYMENT = "retrieve/dashboard"  # <flow name>/<deployment name>
 POLL_S = 1  # how often the runner asks Prefect for new runs: the start latency it adds
 _STALE_S = 60.0  # a runner that has not polled for this long is not running
 _STATUS_EVERY_S = 5.0  # deploy.local.RunnerService.check_interval_s
+# POST /runs waits on Prefect for at most two requests of this long each, each tried twice (a
+# busy server's SQLite can stall one), not Prefect's default of 60 s tried six times: a person
+# who asked gets an answer (503 with a hint) within a minute.
+START_REQUEST_S = 10.0
+_START_TRIES = 2
 
 
 def to_deployment() -> RunnerDeployment:
@@ -56,12 +62,16 @@ def start_run(request: RetrieveRequest) -> UUID:
     """Create a flow run of the served deployment for ``request``; the runner executes it.
 
     Returns the Prefect flow run id at once. Raises :class:`FlowError` when the
-    deployment does not exist or no runner has polled for it lately.
+    deployment does not exist, no runner has polled for it lately, or Prefect does
+    not answer in time (:data:`START_REQUEST_S`). The run id is the flow run's
+    idempotency key, so a request tried again never makes a second run.
     """
     if request.run_id is None:
         raise ValueError("start_run needs a run id chosen by the caller")
     try:
-        with get_client(sync_client=True) as client:
+        with temporary_settings({PREFECT_CLIENT_MAX_RETRIES: _START_TRIES - 1}), \
+                get_client(sync_client=True,
+                           httpx_settings={"timeout": httpx.Timeout(START_REQUEST_S)}) as client:
             deployment = client.read_deployment_by_name(DEPLOYMENT)
             polled = deployment.last_polled
             if polled is None or (utcnow() - polled).total_seconds() > _STALE_S:
@@ -71,10 +81,14 @@ def start_run(request: RetrieveRequest) -> UUID:
                          "`droidretriever status` shows it")
             flow_run = client.create_flow_run_from_deployment(
                 deployment.id, parameters={"request": request.model_dump(mode="json")},
-                tags=[f"run:{request.run_id}", "dashboard"])
+                tags=[f"run:{request.run_id}", "dashboard"], idempotency_key=request.run_id)
     except ObjectNotFound as exc:
         raise FlowError("the dashboard's runs have no Prefect deployment yet",
                         hint="start the `runner` service with `droidretriever up`") from exc
+    except httpx.TimeoutException as exc:
+        raise FlowError(f"Prefect did not answer within {START_REQUEST_S:g} s "
+                        f"({type(exc).__name__}); the run was not started",
+                        hint="try again in a minute; `droidretriever status` shows Prefect") from exc
     except (httpx.HTTPError, PrefectException) as exc:
         raise FlowError(f"cannot start the run on Prefect: {exc}",
                         hint="is the Prefect server up? `droidretriever status`") from exc

@@ -8,21 +8,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from prefect.settings import (
-    PREFECT_API_AUTH_STRING,
-    PREFECT_API_URL,
-    PREFECT_SERVER_API_AUTH_STRING,
-    temporary_settings,
-)
-from prefect.testing.utilities import prefect_test_harness
 
 from deploy.farm import stop_processes
 from droidretriever.config import RedisSettings, S3Settings, load_settings
 from droidretriever.redis_client import open_redis
-from droidretriever.secrets import generate_secret
 from droidretriever.testing import free_port
 from tests.support.api import ApiStack, start_api, start_runner
 from tests.support.farm import FarmProcesses, farm_env, run_farm
+from tests.support.prefect import prefect_server
 from tests.support.webhook import Webhook
 
 GMAIL = "com.google.android.gm"
@@ -40,17 +33,8 @@ CONFIRM_WINDOW_S = "1.0"  # long enough to see (and cancel) a planned action, sh
 def api_prefect() -> Iterator[tuple[str, str]]:
     """A temporary Prefect server for the package, behind basic auth as the stack's: its API URL
     and the auth string (``user:password``)."""
-    patch = pytest.MonkeyPatch()
-    # Its telemetry service writes to the SQLite database at start, racing the first requests
-    # on a busy machine ("database is locked"); nothing may leave this machine anyway.
-    patch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    auth = f"droidretriever:{generate_secret()}"
-    try:
-        with temporary_settings({PREFECT_SERVER_API_AUTH_STRING: auth, PREFECT_API_AUTH_STRING: auth}), \
-                prefect_test_harness(server_startup_timeout=90):
-            yield str(PREFECT_API_URL.value()), auth
-    finally:
-        patch.undo()
+    with prefect_server() as served:
+        yield served
 
 
 @pytest.fixture(scope="package")

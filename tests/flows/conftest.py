@@ -10,19 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from prefect.settings import (
-    PREFECT_API_AUTH_STRING,
-    PREFECT_SERVER_API_AUTH_STRING,
-    temporary_settings,
-)
-from prefect.testing.utilities import prefect_test_harness
 
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
 from droidretriever.redis_client import open_redis
-from droidretriever.secrets import generate_secret
 from tests.support.farm import FarmProcesses, farm_env, run_farm, wait_for_idle
+from tests.support.prefect import prefect_server
 from tests.support.webhook import Webhook
 
 
@@ -64,9 +58,7 @@ def _env(redis_url: str, s3: S3Settings, state_dir: Path, prefect_auth: str) -> 
 def prefect_harness() -> Iterator[str]:
     """A temporary Prefect server (SQLite) behind basic auth, as the stack's; flows run in this
     process. Yields the auth string (``user:password``)."""
-    auth = f"droidretriever:{generate_secret()}"
-    with temporary_settings({PREFECT_SERVER_API_AUTH_STRING: auth, PREFECT_API_AUTH_STRING: auth}), \
-            prefect_test_harness(server_startup_timeout=90):
+    with prefect_server() as (_, auth):
         yield auth
 
 

@@ -1,8 +1,9 @@
 """Schemathesis against the published OpenAPI schema: requests generated from every operation's
 schema never get a 500, 2xx bodies match the schema, and without credentials nothing succeeds.
 
-The API runs in this process behind a real uvicorn server on the session's Redis and S3 and the
-package's Prefect; no phones and no runner (so a started run is refused, 503, and nothing runs).
+The API runs in this process behind a real uvicorn server on the session's Redis and S3 and a
+Prefect of its own with no deployment and no runner, so a started run is refused (503) and
+nothing runs (checked at the end).
 The event streams are left out: they stream until the client goes (tests/api/test_takeover.py
 reads them).
 """
@@ -19,6 +20,7 @@ import pytest
 import schemathesis
 import uvicorn
 from hypothesis import HealthCheck, given, settings
+from prefect.client.orchestration import get_client
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi.checks import response_schema_conformance
@@ -36,10 +38,10 @@ schemathesis.serializer.alias("audio/wav", "application/octet-stream")
 
 @pytest.fixture(scope="module")
 def served_api(tmp_path_factory: pytest.TempPathFactory, redis_url: str, s3_settings: S3Settings,
-               api_prefect: tuple[str, str]) -> Iterator[tuple[str, str]]:
+               schema_prefect: tuple[str, str]) -> Iterator[tuple[str, str]]:
     """The API on a free port (base URL, token)."""
     port = free_port()
-    prefect_url, prefect_auth = api_prefect
+    prefect_url, prefect_auth = schema_prefect
     app_settings = load_settings(state_dir=tmp_path_factory.mktemp("schema-state"),
                                  redis=RedisSettings(url=redis_url),
                                  # Its own bucket: what the generated requests create stays here.
@@ -79,6 +81,8 @@ def test_no_500_and_nothing_without_credentials(served_api: tuple[str, str],
     assert len(checked) >= 25, [op.label for op in checked]
     for operation in checked:
         _exercise(operation, base, token)
+    with get_client(sync_client=True) as prefect:
+        assert prefect.read_flow_runs() == [], "a generated request started a flow run"
 
 
 def _exercise(operation: Any, base: str, token: str) -> None:
