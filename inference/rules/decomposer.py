@@ -66,7 +66,7 @@ _STOP = frozenset(_STOP_TEXT.split())
 _CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 钱 价格 价钱 比较
 对比 怎么样 如何 评价 评论 口碑 有哪些 哪些 什么 是 吗 呢 吧 啊 了 我 我的 想 要 想要 看看 看 查 查询
 一下 搜索 搜 帮 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或 有 有没有 给 用 能 可以
-告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
+告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 多长时间 多长 多大 多远 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
 东西 信息 情况 内容 名字 名称 从 到 去 来 开车 进去 加进去 出来
 评分 票房 歌名 配送费 过路费 续航 费用 时间 日期 距离 销量 月售 重量 播放量 表 名
 出发 到达 发来 看看 换 花 坐 考 占 剩 还有 还剩 会 对 离 就行 行
@@ -147,6 +147,16 @@ _TOPICS: tuple[_Topic, ...] = (
 )
 
 _PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
+# What an app itself takes on the phone (its storage, its cache): the app's info page in
+# Settings says it, not the app. "How much space does Taobao take up?", "淘宝占了多少存储空间",
+# not "a phone with 512 GB of storage on JD" (no taking or using).
+_FOOTPRINT_CUE = (
+    r"\b(?:storage|space|cache)\b(?: \S+){0,4} (?:take|takes|taking|took|use|uses|using|used|occupy|"
+    r"occupies)\b|\b(?:take|takes|taking|took|uses?|using|occupy|occupies)(?: up)? (?:\w+ ){0,3}"
+    r"(?:storage|space)\b|"
+    r"占(?:了|用)?[^，。？！,.?!]{0,6}(?:存储|空间|内存)|(?:存储|空间|内存)占用|缓存[^，。？！,.?!]{0,3}多大|"
+    r"(?:저장\s?공간|용량)[을를]?\s?(?:얼마나\s?)?(?:차지|사용)|(?:ストレージ|容量)を?(?:どれくらい|どのくらい)?(?:使|占)"
+)
 
 _HONESTY = (
     "rule-based decomposition ({because}): apps by name matching, "
@@ -171,14 +181,19 @@ def decompose_by_rules(query: Query, installed: Sequence[InstalledApp],
             )
     terms = extract_search_terms(query.text, installed)
     settings_app = _settings_app(installed)
-    if settings_app is not None and re.search(_PERMISSION_CUE, query.text.lower()):
-        # "Which permissions has Meituan been granted?" is answered in Settings, by
-        # searching for the app there, not inside the app itself.
+    lowered = query.text.lower()
+    about_app = ("permissions" if re.search(_PERMISSION_CUE, lowered)
+                 else "storage" if re.search(_FOOTPRINT_CUE, lowered) and any(a != settings_app for a in apps)
+                 else None)
+    if settings_app is not None and about_app is not None:
+        # "Which permissions has Meituan been granted?", "How much storage does Taobao take?" are
+        # answered on the app's info page in Settings, by searching for the app there, not
+        # inside the app itself.
         named = [a.label for a in apps if a != settings_app]
         terms = tuple(named) or terms
         apps = [settings_app]
-        notes.append("a permissions question: answered in Settings, searching for the app")
-    if terms and not _quoted(query.text) and _is_about_a_place(query.text, apps):
+        notes.append(f"a question about an app's {about_app}: answered in Settings, searching for the app")
+    if terms and about_app is None and not _quoted(query.text) and _is_about_a_place(query.text, apps):
         # "my ride expenses", "default currency units": pages reached through Me or
         # Settings, which an app's search box (for products, posts) does not find.
         terms = ()

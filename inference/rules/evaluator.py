@@ -18,6 +18,9 @@ entity: "F1" in a list of films for F1's showtimes), or, for ``focused`` /
 ``multi_page``, the goal asks for the latest item of the list it heads ("my
 latest email" on the inbox: the newest mail is opened). The app's words (its name) never count:
 they are on every page of it. A risky screen is never complete: it pauses first.
+A page of a kind of its own (a route's one plan, too little text for details) is
+the answer in ``focused`` / ``multi_page`` when a title on it names every concept
+the goal asks for ("驾车方案" for a driving time).
 """
 
 from __future__ import annotations
@@ -124,9 +127,15 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
             if subtask.search_term
             else not goal.targets and _mentions_goal(screen, subtask.goal, subtask.app_label)
         )
-        complete = page in targets and about and step is None
+        # A page of its own kind (a route's plans, not text-rich enough to read as details) is
+        # the answer when a title on it names what the goal asks for.
+        titled_kind = (page is PageType.OTHER and subtask.page_mode is not PageMode.LIST_VIEW
+                       and _titled_for_goal(screen, goal))
+        complete = (page in targets or titled_kind) and about and step is None
         reason = (
-            f"{page.value} page reached for {subtask.page_mode.value} mode"
+            (f"a page titled for what the goal asks ({', '.join(goal.targets)}) reached for "
+             f"{subtask.page_mode.value} mode" if page not in targets
+             else f"{page.value} page reached for {subtask.page_mode.value} mode")
             if complete
             else f"{page.value} page, {subtask.page_mode.value} mode wants "
             f"{' or '.join(t.value for t in targets)}"
@@ -203,14 +212,19 @@ def _titled_in_another_script(screen: Screen, goal: GoalConcepts, term: str) -> 
     """A page of the kind the goal asks for, written in a script the term is not: a Latin term
     ("Shanghai") cannot be checked on a Chinese page without a model, so a title of the page
     naming every concept the goal asks for ("驾车方案" for a driving time) stands for it."""
-    if not goal.targets or not _in_another_script(screen, term):
+    return _titled_for_goal(screen, goal) and _in_another_script(screen, term)
+
+
+def _titled_for_goal(screen: Screen, goal: GoalConcepts) -> bool:
+    """A title on the page (short, not tappable) names every concept the goal asks for: "驾车方案"
+    over the plans of a route for a driving time."""
+    if not goal.targets:
         return False
-    texts = [e for e in screen.elements if e.label.strip()]
     concepts = load_lexicon().concepts
     return any(
         not e.clickable and 0 < len(e.label.strip()) <= _ENTRY_CHARS
         and all(match_concept(e.label.strip(), concepts[c]) >= _TITLE_COVER for c in goal.targets)
-        for e in texts)
+        for e in screen.elements)
 
 
 def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:

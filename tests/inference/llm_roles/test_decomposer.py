@@ -83,6 +83,28 @@ def test_rules_permissions_question_goes_to_settings() -> None:
     ]
 
 
+@pytest.mark.parametrize("question", [
+    "How much space does JD take up on my phone?",
+    "京东在手机上占用了多少空间？",
+    "京东的缓存有多大？",
+])
+def test_rules_an_apps_own_storage_is_asked_of_settings(question: str) -> None:
+    # What an app takes on the phone is on its info page in Settings, not in the app.
+    plan = decompose_by_rules(Query(text=question), INSTALLED)
+    assert [(s.package, s.search_term) for s in plan.subtasks] == [("com.android.settings", "JD")]
+    assert any("an app's storage: answered in Settings" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("question", [
+    "Which Xiaomi 14 with 512GB storage is cheapest on JD?",
+    "京东上哪款手机存储空间最大？",
+    "京东上OPPO手机的电池容量多大？",
+])
+def test_rules_storage_of_a_product_is_asked_of_the_shop(question: str) -> None:
+    assert {s.package for s in decompose_by_rules(Query(text=question), INSTALLED).subtasks} == {
+        "com.jingdong.app.mall"}
+
+
 def test_rules_respect_the_person_and_say_their_limits() -> None:
     plan = decompose_by_rules(
         Query(text="Is a Big Mac cheaper on Meituan or Ele.me?", apps=("me.ele",), mode=PageMode.LIST_VIEW),

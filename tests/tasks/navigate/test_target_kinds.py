@@ -42,6 +42,30 @@ def test_a_route_page_is_the_target_of_a_travel_time_question(rig: Rig) -> None:
     assert not any(s.action is not None and s.action.kind == "back" for s in result.trace.steps)
 
 
+def test_a_chinese_driving_question_leads_on_to_the_route_page(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # "开车" is Chinese for driving: the place's page, which shows its distance, is a step and its
+    # "路线" entry leads on to the plans with their driving times. Before, the place's page was
+    # taken for the answer (the goal named no concept of a route).
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "用高德开车去上海要多长时间？", app=AMAP)
+    assert task.search_term == "上海"
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    texts = " ".join(e.label for c in result.captures for e in c.elements)
+    assert "驾车方案" in texts and "小时" in texts, texts[:300]
+
+
+def test_a_route_page_with_one_plan_is_the_target_by_its_title(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # A route with a single plan has too little text to read as a details page; its title
+    # ("驾车方案") names what the question asks for, so it is the answer. Before, the copilot
+    # left it ("not the target page") and the sub-task failed.
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "用高德开车去上海虹桥站要多长时间？",
+                              app=AMAP)
+    assert task.search_term == "上海虹桥站"
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert "15小时02分" in " ".join(e.label for c in result.captures for e in c.elements)
+
+
 def test_the_plans_own_goal_wording_names_no_concept() -> None:
     plan = decompose_by_rules(Query(text="How long is the drive to Shanghai with Amap?"), [AMAP])
     goal = find_goal_concepts(plan.subtasks[0].goal, "Shanghai", "Amap")
