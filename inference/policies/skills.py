@@ -5,7 +5,10 @@ In order of precedence on a screen:
 1. ``dismiss_dialog``  a pop-up, ad or permission prompt covers the app: tap its
    close / deny button (never the accepting one), else press Back;
 2. ``open_app``        the app is not in front: launch it;
-3. ``pick_suggestion`` on the search page, a suggestion or recent search that reads the
+3. ``open_entry``      in the first try, before any search: a short entry of the app that
+   reads the term (a category, a tab, a chart: "酒店" on a travel app's first page, "正在热映"
+   for "热映") is opened instead of searching, as a person would; later tries search;
+   ``pick_suggestion`` on the search page, a suggestion or recent search that reads the
    term exactly: open it, as a person would, instead of typing;
    ``type_search``     an editable search field: enter the search term and submit;
    ``open_search``     only a search icon or entry: tap it to reach the field;
@@ -85,6 +88,10 @@ __all__ = [
 ]
 
 SKILLS = "skills"
+OPEN_ENTRY = "open_entry"
+_ENTRY_CHARS = 12  # an entry's label (a category, a tab): short
+_ENTRY_EXTRA = 2  # characters an entry may add around a Chinese term ("正在热映" for "热映")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 _SEARCH_WORDS = re.compile(
     r"search|搜索|搜一搜|搜|검색|検索|buscar|rechercher|suche|поиск|cari|tìm", re.IGNORECASE
@@ -289,11 +296,14 @@ class SkillsPolicy:
             return None
         elements = context.screen.elements
         field = find_search_field(context.screen)
+        suggestion = _suggestion(elements, term, field) if field is not None else None
+        if suggestion is not None:
+            return _decision(Tap(target=suggestion.id, reason=f"open the suggestion {term!r}"), PICK_SUGGESTION)
+        entry = _own_entry(context)
+        if entry is not None:
+            return _decision(Tap(target=entry.id, reason=f"open the app's own entry {entry.label.strip()!r} "
+                                                         f"for {context.subtask.search_term!r}"), OPEN_ENTRY)
         if field is not None:
-            suggestion = _suggestion(elements, term, field)
-            if suggestion is not None:
-                return _decision(Tap(target=suggestion.id, reason=f"open the suggestion {term!r}"),
-                                 PICK_SUGGESTION)
             return _decision(
                 Input(text=term, target=field.id, submit=True, reason="search for the term"),
                 "type_search",
@@ -428,6 +438,25 @@ def _left_the_results(history: Sequence[TakenAction]) -> bool:
         elif isinstance(taken.action, Tap) and taken.opened_result:
             depth += 1
     return False
+
+
+def _own_entry(context: PolicyContext) -> UIElement | None:
+    """A short tappable entry of the app reading the whole search term: in the first try, before
+    any search. A Chinese term may sit inside a slightly
+    longer label ("正在热映" for "热映"); a Latin one is the label."""
+    term = context.subtask.search_term
+    if not term or context.attempt != 1 or context.searched or any(t.skill == OPEN_ENTRY for t in context.history):
+        return None
+    wanted = " ".join(term.split()).casefold()
+    cjk = _CJK.search(wanted) is not None
+    for element in context.screen.elements:
+        label = " ".join(element.label.split()).casefold()
+        if (not element.clickable or element.editable or element.selected or not 0 < len(label) <= _ENTRY_CHARS
+                or is_forbidden(label) or is_card(element, context.screen)):
+            continue
+        if label == wanted or (cjk and wanted in label and len(label) <= len(wanted) + _ENTRY_EXTRA):
+            return element
+    return None
 
 
 def _suggestion(elements: tuple[UIElement, ...], term: str, field: UIElement) -> UIElement | None:

@@ -88,6 +88,8 @@ _LIST_VIEW_CUES = (
     r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b", r"\bwhich (?:\w+ ){0,2}\w+s (?:have|are|were|did)\b(?! (?:in|on|of|from)\b)",
     r"\bfind (?:all |my )?(?!\w*ss\b)[a-z]{3,}s (?:scheduled|booked|saved|sent|ordered|from|by|with|in|on)\b",
     "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
+    # Each of them, or a table of them: several records asked for ("评分各是多少", "做成表格").
+    r"\beach of (?:them|these|those)\b", r"\b(?:as|in) a table\b", "各是", "各自", "分别", "表格", "列个表", "각각", "それぞれ",
 )
 
 @dataclass(frozen=True)

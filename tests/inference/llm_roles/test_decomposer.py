@@ -272,6 +272,19 @@ def test_rules_read_find_with_a_plural_as_a_list(question: str, mode: PageMode) 
     assert choose_page_mode(question)[0] is mode
 
 
+@pytest.mark.parametrize(("question", "mode"), [
+    ("携程上的酒店价格各是多少？", PageMode.LIST_VIEW),  # each of them: several records
+    ("这几家店分别几点关门？", PageMode.LIST_VIEW),
+    ("美团上的奶茶店，做成表格", PageMode.LIST_VIEW),
+    ("What does each of them cost on JD?", PageMode.LIST_VIEW),
+    ("Hotel prices in Osaka in a table, please", PageMode.LIST_VIEW),
+    ("How much should I save each month?", PageMode.FOCUSED),  # a period, not records
+    ("这家店几点关门？", PageMode.FOCUSED),
+])
+def test_rules_read_each_and_a_table_as_a_list(question: str, mode: PageMode) -> None:
+    assert choose_page_mode(question)[0] is mode
+
+
 @pytest.mark.parametrize("answer", [Answer.EMPTY_JSON,
                                     '{"mentioned_apps": [], "installed_related_apps": ["Uber Eats"], '
                                     '"uninstalled_related_apps": [], "search terms": ["Big Mac"], '

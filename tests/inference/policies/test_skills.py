@@ -67,6 +67,41 @@ def test_a_search_field_is_typed_into_whatever_its_language(hint: str) -> None:
     assert decision.action == Input(text="Big Mac", target="field", submit=True, reason="search for the term")
 
 
+def _with_entries(*labels: str, field: bool = True) -> Screen:
+    """A home with a row of short category entries above a search field (or a search icon only)."""
+    search = (element("field", "搜索目的地、酒店、景点", top=600, height=110, class_name="android.widget.EditText",
+                      editable=True, clickable=True, resource_id=f"{PKG}:id/query") if field
+              else element("icon", top=90, height=150, width=150, clickable=True, content_desc="Search"))
+    entries = [element(f"entry{i}", label, top=300, height=120, left=20 + 200 * i, width=180, clickable=True)
+               for i, label in enumerate(labels)]
+    return home(search, *entries)
+
+
+@pytest.mark.parametrize(("term", "labels", "field", "tapped"), [
+    ("酒店", ("机票", "酒店", "火车票"), False, "entry1"),  # the category, where only an icon searches
+    ("热映", ("正在热映", "即将上映"), True, "entry0"),  # a tab a little longer than the term
+    ("Spaces", ("Home", "Spaces", "Following"), True, "entry1"),
+])
+def test_the_apps_own_entry_for_the_term_is_opened_instead_of_searching(
+        term: str, labels: tuple[str, ...], field: bool, tapped: str) -> None:
+    decision = decide(_with_entries(*labels, field=field), subtask(term))
+    assert decision.skill == "open_entry"
+    assert isinstance(decision.action, Tap) and decision.action.target == tapped
+
+
+def test_an_entry_that_only_contains_the_term_or_a_second_try_searches() -> None:
+    # "上海迪士尼度假区门票" is another thing than "上海"; "Spaces near me" is not the entry "Spaces".
+    assert decide(_with_entries("上海迪士尼度假区门票"), subtask("上海")).skill == "type_search"
+    assert decide(_with_entries("Spaces near me"), subtask("Spaces")).skill == "type_search"
+    screen = _with_entries("正在热映")
+    later = SKILLS.decide(PolicyContext(subtask=subtask("热映"), perception=perceived(screen),
+                                        page_type=detect_page_type(screen), step=0, attempt=2))
+    assert later is not None and later.skill == "type_search"
+    opened = (TakenAction(action=Tap(target="entry0"), instruction="Tap [正在热映]", policy="skills",
+                          skill="open_entry"),)
+    assert decide(screen, subtask("热映"), history=opened).skill == "type_search"
+
+
 @pytest.mark.parametrize("label", ["Search", "搜索", "검색", "検索"])
 def test_a_search_entry_is_tapped_to_reach_the_field(label: str) -> None:
     entry = element("entry", label, top=200, height=110, width=300, clickable=True, class_name="android.widget.TextView")

@@ -66,6 +66,21 @@ def test_a_route_page_with_one_plan_is_the_target_by_its_title(
     assert "15小时02分" in " ".join(e.label for c in result.captures for e in c.elements)
 
 
+DOUBAN = InstalledApp(package="com.douban.frodo", label="Douban")
+
+
+def test_the_apps_own_tab_for_the_term_is_opened_instead_of_a_search(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # "热映" is what the app's tab "正在热映" reads: opened as a person would, its list is the
+    # answer. Before, "热映" was typed into the app's search first.
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "豆瓣上热映的有哪些？", app=DOUBAN)
+    assert task.search_term == "热映"
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    steps = [s.action for s in result.trace.steps if s.action is not None]
+    assert any(isinstance(a, Tap) and "正在热映" in a.reason for a in steps), [a.reason for a in steps]
+    assert not any(a.kind == "input" for a in steps)
+
+
 def test_the_plans_own_goal_wording_names_no_concept() -> None:
     plan = decompose_by_rules(Query(text="How long is the drive to Shanghai with Amap?"), [AMAP])
     goal = find_goal_concepts(plan.subtasks[0].goal, "Shanghai", "Amap")
