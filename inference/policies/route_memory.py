@@ -5,7 +5,10 @@ best routes for the app and goal (BM25 over goal text) and replays the best
 one step by step; each step's screen is checked first, and a mismatch ends
 the replay so the next policy takes over, and so does a replayed step the
 phone did not take. Pop-ups are left to the skills without ending the replay
-(they come and go by chance): while one covers the page the replay waits.
+(they come and go by chance): while one covers the page the replay waits. The
+route's search ends the replay, in the first try, where an entry of the app
+reads the search term (:func:`inference.policies.skills.own_entry`): the skills
+open that entry instead.
 After a sub-task succeeds, :func:`route_steps` turns its trace into steps to
 remember.
 """
@@ -14,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from droidretriever.models import InstalledApp, OpenApp, PageType, Screen, SubTask
+from droidretriever.models import Input, InstalledApp, OpenApp, PageType, Screen, SubTask
 from inference.memory import RouteMemory, RouteReplay, RouteStep, anchor_for
 from inference.policies.base import Decision, PolicyContext, TakenAction, is_dialog_open
+from inference.policies.skills import own_entry
 from inference.rules.apps import names_for
 
 __all__ = ["ROUTE_MEMORY", "RouteMemoryPolicy", "route_steps", "screen_anchors"]
@@ -78,6 +82,11 @@ class RouteMemoryPolicy:
         if self._replay is None or self._replay.finished:
             return None
         position = sum(1 for t in context.history if t.policy == ROUTE_MEMORY)
+        if any(isinstance(s.action, Input) for s in self._replay.route.steps) and own_entry(context) is not None:
+            # The route searches (for another term, its slot filled with this one); an entry of
+            # the app reads this term (a category, a tab): the skills open it, as with no route.
+            self._replay.stopped_reason = "an entry of the app reads the search term: opened instead of the search"
+            return None
         action = self._replay.next_action(context.screen)
         if action is None:
             return None

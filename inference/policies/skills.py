@@ -299,7 +299,7 @@ class SkillsPolicy:
         suggestion = _suggestion(elements, term, field) if field is not None else None
         if suggestion is not None:
             return _decision(Tap(target=suggestion.id, reason=f"open the suggestion {term!r}"), PICK_SUGGESTION)
-        entry = _own_entry(context)
+        entry = own_entry(context)
         if entry is not None:
             return _decision(Tap(target=entry.id, reason=f"open the app's own entry {entry.label.strip()!r} "
                                                          f"for {context.subtask.search_term!r}"), OPEN_ENTRY)
@@ -440,7 +440,7 @@ def _left_the_results(history: Sequence[TakenAction]) -> bool:
     return False
 
 
-def _own_entry(context: PolicyContext) -> UIElement | None:
+def own_entry(context: PolicyContext) -> UIElement | None:
     """A short tappable entry of the app reading the whole search term: in the first try, before
     any search. A Chinese term may sit inside a slightly
     longer label ("正在热映" for "热映"); a Latin one is the label."""

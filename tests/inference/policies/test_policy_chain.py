@@ -114,6 +114,22 @@ def test_a_screen_the_route_does_not_expect_hands_over_to_the_next_policy() -> N
     assert policy.decide(context(SEARCH, [taken(first, HOME), taken(after, coupons)])) is None
 
 
+def test_an_entry_of_the_app_reading_the_term_is_opened_instead_of_the_routes_search() -> None:
+    # The route searched "Big Mac"; this sub-task's term is a category the home page has an entry
+    # for ("甜点"): as with no route, the skills open it. Before, the route typed "甜点" instead.
+    home = screen_of(*HOME.elements, element("h4", "甜点", top=400, left=300, width=200, clickable=True),
+                     package=PKG, fingerprint="home")
+    policy = RouteMemoryPolicy(remembered())
+    dessert = PolicyContext(subtask=subtask("甜点"), perception=perceived(home), page_type=detect_page_type(home),
+                            step=0)
+    decision = PolicyChain([policy, SkillsPolicy()]).decide(dessert)
+    assert decision is not None and decision.skill == "open_entry"
+    assert decision.action == Tap(target="h4", reason="open the app's own entry '甜点' for '甜点'")
+    assert "an entry of the app reads the search term" in policy.stopped_reason
+    # Another term, no such entry: the route goes on.
+    assert RouteMemoryPolicy(remembered()).decide(context(home, [])) is not None
+
+
 def test_a_step_the_phone_did_not_take_ends_the_replay() -> None:
     policy = RouteMemoryPolicy(remembered())
     first = policy.decide(context(HOME, []))
