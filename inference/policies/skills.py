@@ -82,9 +82,8 @@ from inference.rules.never_tap import names_a_place
 from inference.rules.segment import shorter_terms
 
 __all__ = [
-    "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_query_form", "find_search_field", "find_search_icon",
-    "is_forbidden",
-    "is_forbidden_tap", "rank_results",
+    "OPEN_ENTRY", "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_query_form", "find_search_field",
+    "find_search_icon", "is_forbidden", "is_forbidden_tap", "own_entry", "rank_results",
 ]
 
 SKILLS = "skills"
@@ -441,9 +440,9 @@ def _left_the_results(history: Sequence[TakenAction]) -> bool:
 
 
 def own_entry(context: PolicyContext) -> UIElement | None:
-    """A short tappable entry of the app reading the whole search term: in the first try, before
-    any search. A Chinese term may sit inside a slightly
-    longer label ("正在热映" for "热映"); a Latin one is the label."""
+    """A short tappable entry of the app reading the whole search term, in the first try before
+    any search (a category, a tab). A Chinese term may sit inside a label two characters longer
+    ("正在热映" for "热映"); a Latin term is the whole label."""
     term = context.subtask.search_term
     if not term or context.attempt != 1 or context.searched or any(t.skill == OPEN_ENTRY for t in context.history):
         return None
