@@ -9,7 +9,9 @@ characters (``P\\u200bay``, Cyrillic ``Рау``) that hide a word from a word li
 - :func:`escape_controls` for a stored report: the same characters written visibly (``\\x1b``);
 - :func:`fold_for_matching` for word lists: NFKC (full-width folded), invisible and bidi
   characters removed, look-alike letters folded to Latin, case folded;
-- :func:`mask_url`        a URL with its password replaced by ``***``, to show or log it.
+- :func:`mask_url`        a URL with its password replaced by ``***``, to show or log it;
+- :func:`has_cjk`         whether text holds Chinese, Japanese kana or Korean (no word breaks:
+  matched by substring, not by word).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 import unicodedata
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["escape_controls", "fold_for_matching", "mask_url", "strip_controls"]
+__all__ = ["escape_controls", "fold_for_matching", "has_cjk", "mask_url", "strip_controls"]
 
 # Bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and marks.
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -32,6 +34,7 @@ _UNSAFE_KEEP_LINES = re.compile(
     f"[{re.escape(_CONTROL.replace(chr(9), '').replace(chr(10), '') + _BIDI + _INVISIBLE)}]"
 )
 _HIDDEN = re.compile(f"[{re.escape(_BIDI + _INVISIBLE)}]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 
 # Letters of other scripts drawn like Latin ones (Unicode's confusables, the common
 # Cyrillic and Greek ones): folded so "Рау" (Cyrillic) reads as "pay" to a word list.
@@ -89,3 +92,8 @@ def mask_url(url: str) -> str:
     user = parts.username or ""
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese character, Japanese kana or Korean Hangul."""
+    return _CJK.search(text) is not None

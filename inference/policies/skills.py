@@ -55,7 +55,7 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
-from droidretriever.text import fold_for_matching
+from droidretriever.text import fold_for_matching, has_cjk
 from inference.perception.naming import id_words
 from inference.policies.base import (
     PICK_SUGGESTION,
@@ -90,7 +90,6 @@ SKILLS = "skills"
 OPEN_ENTRY = "open_entry"
 _ENTRY_CHARS = 12  # an entry's label (a category, a tab): short
 _ENTRY_EXTRA = 2  # characters an entry may add around a Chinese term ("正在热映" for "热映")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 _SEARCH_WORDS = re.compile(
     r"search|搜索|搜一搜|搜|검색|検索|buscar|rechercher|suche|поиск|cari|tìm", re.IGNORECASE
@@ -447,7 +446,7 @@ def own_entry(context: PolicyContext) -> UIElement | None:
     if not term or context.attempt != 1 or context.searched or any(t.skill == OPEN_ENTRY for t in context.history):
         return None
     wanted = " ".join(term.split()).casefold()
-    cjk = _CJK.search(wanted) is not None
+    cjk = has_cjk(wanted)
     for element in context.screen.elements:
         label = " ".join(element.label.split()).casefold()
         if (not element.clickable or element.editable or element.selected or not 0 < len(label) <= _ENTRY_CHARS

@@ -30,6 +30,7 @@ import re
 from rapidfuzz import fuzz
 
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
+from droidretriever.text import has_cjk
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
 from inference.rules.page_type import (
     detect_page_type,
@@ -57,7 +58,6 @@ _ENTRY_CHARS = 24  # a navigation entry's label is short; longer ones are conten
 _LATEST = "latest"  # the lexicon's concept for "latest / newest / 最新"
 _ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("加入购物车" is an action)
 _PAGE_HEADING = "page's heading"
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _OTHER_SCRIPT_SHARE = 0.67  # share of a page's texts in CJK for a Latin term to be unreadable on it
 _TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案": 驾车)
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
@@ -205,7 +205,7 @@ def page_heading(screen: Screen) -> tuple[str, ...]:
 def _in_another_script(screen: Screen, term: str) -> bool:
     """A Latin term ("trains") on a page written in CJK: without a model it cannot be read there."""
     texts = [e for e in screen.elements if e.label.strip()]
-    return term.isascii() and sum(1 for e in texts if _CJK.search(e.label)) >= _OTHER_SCRIPT_SHARE * max(len(texts), 1)
+    return term.isascii() and sum(1 for e in texts if has_cjk(e.label)) >= _OTHER_SCRIPT_SHARE * max(len(texts), 1)
 
 
 def _titled_in_another_script(screen: Screen, goal: GoalConcepts, term: str) -> bool:

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
+from droidretriever.text import has_cjk
 from inference.errors import InferenceError
 
 __all__ = [
@@ -38,7 +39,6 @@ __all__ = [
 LEXICON_FILE = Path(__file__).with_name("lexicon.yaml")
 _WORD_MATCH = 88  # rapidfuzz ratio between a goal word and a one-word label ("permission" / "permissions")
 _LABEL_MATCH = 90  # rapidfuzz ratio between a screen label and a Latin concept label
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _LATIN_WORD = re.compile(r"[a-z0-9](?:[a-z0-9'’\-.]*[a-z0-9])?")  # "ele.me" is one word
 _ENTITY = re.compile(r"[\"“「《『]([^\"”」》』]{2,40})[\"”」》』]|((?:[A-Z0-9][\w'’.\-]*)(?:\s+[A-Z0-9][\w'’.\-]*)*)")
 _NOT_ENTITIES = frozenset({
@@ -174,7 +174,7 @@ def _covered(text: str, concept: Concept) -> float:
     best = 0.0
     for name in concept.labels:
         wanted = name.casefold()
-        if _CJK.search(wanted):
+        if has_cjk(wanted):
             if wanted in text:
                 best = max(best, len(wanted) / len(text))
         elif text == wanted or (len(wanted) >= 4 and fuzz.ratio(text, wanted) >= _LABEL_MATCH):
@@ -187,7 +187,7 @@ def _covered(text: str, concept: Concept) -> float:
 def _goal_names(text: str, words: list[str], label: str) -> tuple[int, set[int]]:
     """How many words of ``label`` the goal names it with (0: it does not), and their positions."""
     wanted = label.casefold()
-    if _CJK.search(wanted):
+    if has_cjk(wanted):
         return (1, set()) if wanted in text else (0, set())
     parts = [_singular(p) for p in _LATIN_WORD.findall(wanted)]
     if not parts:
