@@ -30,7 +30,12 @@ from pydantic import BaseModel, ConfigDict
 from droidretriever.models import Back, PageMode, Screen, Scroll, ScrollDirection, Tap, UIElement
 from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
-from inference.policies.skills import find_search_field, find_search_icon, is_forbidden_tap
+from inference.policies.skills import (
+    find_search_field,
+    find_search_icon,
+    is_forbidden_tap,
+    next_search_term,
+)
 from inference.rules import (
     ItemTime,
     find_goal_concepts,
@@ -82,9 +87,11 @@ class ExplorePolicy:
         if screen.package != subtask.package or is_dialog_open(screen):
             return None
         elements = screen.elements
-        if (subtask.search_term and not context.searched
+        if (next_search_term(context) is not None and not context.searched
                 and (find_search_field(screen) or find_search_icon(elements))):
-            return None  # the skills search first; an app with no search is explored
+            # The skills search first; an app with no search, or where every form of the term
+            # found nothing (in an earlier try too), is explored.
+            return None
         self._close_edge(screen.fingerprint)
         self._root = self._root or screen.fingerprint
         goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)

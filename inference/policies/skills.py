@@ -83,7 +83,7 @@ from inference.rules.segment import shorter_terms
 
 __all__ = [
     "OPEN_ENTRY", "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_query_form", "find_search_field",
-    "find_search_icon", "is_forbidden", "is_forbidden_tap", "own_entry", "rank_results",
+    "find_search_icon", "is_forbidden", "is_forbidden_tap", "next_search_term", "own_entry", "rank_results",
 ]
 
 SKILLS = "skills"
@@ -288,8 +288,7 @@ class SkillsPolicy:
     def _search(self, context: PolicyContext) -> Decision | None:
         if not context.subtask.search_term or context.search_found_something:
             return None
-        # A search that found nothing is not typed again: a shorter form of the term is.
-        term = next((t for t in shorter_terms(context.subtask.search_term) if t not in context.empty_searches), None)
+        term = next_search_term(context)
         if term is None:
             return None
         elements = context.screen.elements
@@ -436,6 +435,17 @@ def _left_the_results(history: Sequence[TakenAction]) -> bool:
         elif isinstance(taken.action, Tap) and taken.opened_result:
             depth += 1
     return False
+
+
+def next_search_term(context: PolicyContext) -> str | None:
+    """The form of the sub-task's term to search next, or None when there is none left.
+
+    A search that found nothing is not typed again: a shorter form of the term is.
+    """
+    term = context.subtask.search_term
+    if not term:
+        return None
+    return next((t for t in shorter_terms(term) if t not in context.empty_searches), None)
 
 
 def own_entry(context: PolicyContext) -> UIElement | None:

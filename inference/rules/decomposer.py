@@ -310,10 +310,12 @@ def _quoted(text: str) -> bool:
 
 
 def _is_about_a_place(text: str, apps: Sequence[InstalledApp]) -> bool:
-    """The question asks for pages reached through hubs (Me, Settings), naming no entity."""
-    goal = find_goal_concepts(text, None, apps[0].label if apps else "")
+    """The question asks for pages reached through hubs (Me, Settings), naming no entity. The apps'
+    names name no concept ("中国移动" names no country's page)."""
+    app = apps[0].label if apps else ""
+    named = find_goal_concepts(strip_app_names(text, apps), None, app).targets
     concepts = load_lexicon().concepts
-    return not goal.entities and any(concepts[c].via for c in goal.targets)
+    return not find_goal_concepts(text, None, app).entities and any(concepts[c].via for c in named)
 
 
 def _settings_app(installed: Sequence[InstalledApp]) -> InstalledApp | None:

@@ -20,7 +20,9 @@ latest email" on the inbox: the newest mail is opened). The app's words (its nam
 they are on every page of it. A risky screen is never complete: it pauses first.
 A page of a kind of its own (a route's one plan, too little text for details) is
 the answer in ``focused`` / ``multi_page`` when a title on it names every concept
-the goal asks for ("驾车方案" for a driving time).
+the goal asks for ("驾车方案" for a driving time). In ``focused`` mode, a page of any kind
+that states the one value asked for is the answer (:func:`find_readout`: "话费余额 ¥63.50" on an
+app's first page for how much credit is left).
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ from inference.rules.page_type import (
     shows_content,
 )
 from inference.rules.risk import find_injection, find_risk
+from inference.rules.segment import split_words
 
 __all__ = [
     "contradicts_mode",
-    "evaluate_by_rules", "heading_concepts", "leading_entry", "list_title_concepts", "mentions_term", "page_heading",
+    "evaluate_by_rules", "find_readout", "heading_concepts", "leading_entry", "list_title_concepts", "mentions_term", "page_heading",
 ]
 
 _TERM_MATCH = 80  # rapidfuzz partial_ratio; tolerates OCR slips and spacing
@@ -60,6 +63,9 @@ _ENTRY_COVER = 0.67  # share of an entry's label the concept's label covers ("�
 _PAGE_HEADING = "page's heading"
 _OTHER_SCRIPT_SHARE = 0.67  # share of a page's texts in CJK for a Latin term to be unreadable on it
 _TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案": 驾车)
+_READOUT_CHARS = 24  # a label and its value ("话费余额 ¥63.50"); longer texts are content
+# A value: an amount with its currency, or a number with its unit ("18.6GB", "35 首", "80%").
+_READOUT_VALUE = re.compile(r"[¥￥$€£]\s?\d|\d(?:[\d.,]*\d)?\s?(?:%|[A-Za-z]{1,3}\b|[\u4e00-\u9fff])")
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
 
 
@@ -131,11 +137,16 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
         # the answer when a title on it names what the goal asks for.
         titled_kind = (page is PageType.OTHER and subtask.page_mode is not PageMode.LIST_VIEW
                        and _titled_for_goal(screen, goal))
-        complete = (page in targets or titled_kind) and about and step is None
+        # One value asked for, stated on the page whatever its kind (a balance on the home page).
+        readout = (find_readout(screen, subtask.search_term, goal)
+                   if subtask.page_mode is PageMode.FOCUSED and page not in _NOT_A_PAGE else None)
+        reached = (page in targets or titled_kind) and about
+        complete = (reached or readout is not None) and step is None
         reason = (
-            (f"a page titled for what the goal asks ({', '.join(goal.targets)}) reached for "
-             f"{subtask.page_mode.value} mode" if page not in targets
-             else f"{page.value} page reached for {subtask.page_mode.value} mode")
+            ((f"a page titled for what the goal asks ({', '.join(goal.targets)}) reached for "
+              f"{subtask.page_mode.value} mode" if page not in targets
+              else f"{page.value} page reached for {subtask.page_mode.value} mode")
+             if reached else f"the page states the value asked for ({readout!r})")
             if complete
             else f"{page.value} page, {subtask.page_mode.value} mode wants "
             f"{' or '.join(t.value for t in targets)}"
@@ -225,6 +236,38 @@ def _titled_for_goal(screen: Screen, goal: GoalConcepts) -> bool:
         not e.clickable and 0 < len(e.label.strip()) <= _ENTRY_CHARS
         and all(match_concept(e.label.strip(), concepts[c]) >= _TITLE_COVER for c in goal.targets)
         for e in screen.elements)
+
+
+def find_readout(screen: Screen, term: str | None, goal: GoalConcepts) -> str | None:
+    """A readout stating the value asked for: a short text, tappable neither itself nor inside a
+    card, that carries a value and names the term's last word ("话费余额 ¥63.50" for 手机话费,
+    "剩余流量 18.6GB" for 流量) or, without a term, a concept the goal asks for ("余额" for a
+    balance). A result card's price is not one: the card is tappable, the value the result's."""
+    if term:
+        words = [w.strip() for w in split_words(term.casefold()) if len(w.strip()) >= (2 if has_cjk(w) else 4)]
+        if not words:
+            return None
+        head = words[-1]
+        pattern = re.escape(head) if has_cjk(head) else rf"(?<![a-z]){re.escape(head)}(?![a-z])"
+
+        def names(label: str) -> bool:
+            return re.search(pattern, label.casefold()) is not None
+    elif goal.targets:
+        concepts = [load_lexicon().concepts[c] for c in goal.targets]
+
+        def names(label: str) -> bool:
+            return any(match_concept(_READOUT_VALUE.sub(" ", label), c) for c in concepts)
+    else:
+        return None
+    taps = [e.bounds for e in screen.elements if e.clickable]
+    for element in screen.elements:
+        label = element.label.strip()
+        if (element.clickable or element.editable or not 0 < len(label) <= _READOUT_CHARS
+                or not _READOUT_VALUE.search(label) or not names(label)):
+            continue
+        if not any(b.intersection(element.bounds) == element.bounds.area > 0 for b in taps):
+            return label
+    return None
 
 
 def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:

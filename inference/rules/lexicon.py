@@ -38,6 +38,7 @@ __all__ = [
 
 LEXICON_FILE = Path(__file__).with_name("lexicon.yaml")
 _WORD_MATCH = 88  # rapidfuzz ratio between a goal word and a one-word label ("permission" / "permissions")
+_FUZZY_CHARS = 5  # shorter words match a label exactly: one letter changes a short word
 _LABEL_MATCH = 90  # rapidfuzz ratio between a screen label and a Latin concept label
 _LATIN_WORD = re.compile(r"[a-z0-9](?:[a-z0-9'’\-.]*[a-z0-9])?")  # "ele.me" is one word
 _ENTITY = re.compile(r"[\"“「《『]([^\"”」》』]{2,40})[\"”」》』]|((?:[A-Z0-9][\w'’.\-]*)(?:\s+[A-Z0-9][\w'’.\-]*)*)")
@@ -194,8 +195,9 @@ def _goal_names(text: str, words: list[str], label: str) -> tuple[int, set[int]]
         return 0, set()
     if len(parts) == 1:
         part = parts[0]
+        # Fuzzy for long words only, both of them: "cart" is not "chart".
         hits = {i for i, w in enumerate(words)
-                if w == part or (len(part) >= 5 and fuzz.ratio(w, part) >= _WORD_MATCH)}
+                if w == part or (min(len(part), len(w)) >= _FUZZY_CHARS and fuzz.ratio(w, part) >= _WORD_MATCH)}
         return (1, hits) if hits else (0, set())
     # A phrase: its words in order, next to each other.
     for i in range(len(words) - len(parts) + 1):

@@ -398,7 +398,12 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
             if request.shaped:
                 # "Just the cheapest one", "only the names", "under $10": the listing is the
                 # answer once the question's filters, order and count are applied to it.
-                kept, said = select_records(items, request, today)
+                # They apply to the page's records when it has some: "the top 5" counts songs,
+                # not the caption over them.
+                records = _among(items, find_records(app.captures, app.items))
+                if records:
+                    count = f"{len(records)} record{'s' if len(records) != 1 else ''}"
+                kept, said = select_records(records or items, request, today)
                 lines += [f"The page **{_cell(title.name)}** {_cite_name(title)} lists {count}; "
                           f"applied: {'; '.join(said) or 'nothing (no field to apply it to)'} "
                           f"({len(kept)} shown):", ""]
@@ -425,6 +430,12 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         dump = LineSpan(start=start, end=len(lines))
     lines.append("")
     return lines, dump
+
+
+def _among(items: Sequence[Item], records: Sequence[Item]) -> list[Item]:
+    """The items that are records (same page, same name box), in the items' order."""
+    boxes = {(r.capture_id, r.name_box) for r in records}
+    return [i for i in items if (i.capture_id, i.name_box) in boxes]
 
 
 def _shows_more_than(items: Sequence[Item], records: Sequence[Item]) -> bool:

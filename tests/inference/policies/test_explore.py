@@ -280,3 +280,53 @@ def test_a_list_titled_with_only_part_of_the_goal_is_not_the_target() -> None:
     page = profile(("为你推荐的歌单", ("晚安电台 | 播放 12万", "周末早晨 | 播放 8万", "通勤路上 | 播放 5万")))
     evaluation = evaluate_by_rules(goal, page)
     assert not evaluation.complete and "我喜欢" in evaluation.reason  # the liked entry leads on
+
+
+# ----------------------------------------------------------------- charts, dead searches, readouts
+
+
+@pytest.mark.parametrize("goal", [
+    "Which songs top the charts on Example right now?",
+    "Example 新歌榜前十名是哪些？",
+    "Example의 인기 차트 1위는?",
+])
+def test_a_ranked_list_is_a_concept_in_every_language(goal: str) -> None:
+    assert "charts" in find_goal_concepts(goal).named
+    assert match_concept("排行榜", load_lexicon().concepts["charts"]) == 1.0
+
+
+def test_a_short_word_is_not_a_long_label_one_letter_off() -> None:
+    # "cart" is one letter from "chart": a question about the cart names no chart.
+    assert "charts" not in find_goal_concepts("Which item in my Example cart costs the most?").named
+
+
+def test_the_explorer_takes_over_where_every_form_of_the_term_found_nothing() -> None:
+    # A later try starts on the home page, search box and all; the skills have no form of the
+    # term left to search, so the explorer opens the entry naming what the goal asks for. Before,
+    # it left the page to the skills' search and no policy acted ("no policy knew what to do").
+    goal = task("Example 新歌榜前十名是哪些？", term="新歌榜")
+    home = screen_of(title("Example"),
+                     element("search", "", top=250, height=120, editable=True, clickable=True,
+                             class_name="android.widget.EditText", content_desc="搜索歌曲、歌手"),
+                     entry("daily", "每日推荐", 500, width=300), entry("charts", "排行榜", 500, left=380, width=300),
+                     fingerprint="home")
+    dead = PolicyContext(subtask=goal, perception=perceived(home), page_type=detect_page_type(home), step=1,
+                         attempt=2, empty_searches=frozenset({"新歌榜", "新歌"}))
+    decision = ExplorePolicy().decide(dead)
+    assert decision is not None and isinstance(decision.action, Tap)
+    assert tapped_label(decision.action.target, home) == "排行榜"
+    alive = dead.model_copy(update={"empty_searches": frozenset({"新歌榜"})})
+    assert ExplorePolicy().decide(alive) is None  # "新歌" is still to search: the skills go first
+
+
+def test_a_readout_of_the_terms_value_is_the_target_on_any_page() -> None:
+    # "How much data is left": the home page states it ("剩余流量 18.6GB"); a tappable offer's
+    # price naming the same word is a way on, not the value asked for.
+    goal = task("Example 里我的流量还剩多少？", term="流量")
+    home = screen_of(title("Example"), element("summary", "剩余流量 18.6GB", top=300, height=80),
+                     entry("me", "我的", 2100, width=300))
+    evaluation = evaluate_by_rules(goal, home)
+    assert evaluation.complete and "剩余流量 18.6GB" in evaluation.reason, evaluation.reason
+    offer = screen_of(title("Example"), element("card", "", top=300, height=300, clickable=True),
+                      element("name", "流量加油包 10GB ¥10", top=320, height=80), entry("me", "我的", 2100, width=300))
+    assert not evaluate_by_rules(goal, offer).complete

@@ -81,6 +81,34 @@ def test_the_apps_own_tab_for_the_term_is_opened_instead_of_a_search(
     assert not any(a.kind == "input" for a in steps)
 
 
+QQ_MUSIC = InstalledApp(package="com.tencent.qqmusic", label="QQ Music")
+
+
+def test_a_chart_the_search_does_not_find_is_reached_through_the_apps_ranking_entry(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # A music app's search finds songs, not charts: every form of "新歌榜" finds nothing, and the
+    # explorer opens "排行榜" (a ranked list, as "…榜" is), whose page is the answer. Before, no
+    # concept named a chart and the sub-task failed ("no policy knew what to do").
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "QQ音乐新歌榜前十名是哪些？", app=QQ_MUSIC)
+    assert task.search_term == "新歌榜"
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    taps = [s.action for s in result.trace.steps if isinstance(s.action, Tap)]
+    assert any("排行榜" in t.reason for t in taps), [t.reason for t in taps]
+    assert "小美满" in " ".join(e.label for e in result.captures[-1].elements)
+
+
+def test_a_value_the_home_page_states_is_the_answer_where_it_is(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
+    # "How much credit is left": the app's first page states it ("话费余额 ¥63.50"). Before, the
+    # home page was never a target; the explorer went through "我的" and back, and the sub-task
+    # failed with nothing captured.
+    task, result = ask_in_app(catalog_phone, perceiver, redis_url, "我的话费余额还有多少？", app=CHINA_MOBILE)
+    assert task.search_term is None  # a balance: a page of the app, not something to search
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert "话费余额 ¥63.50" in " ".join(e.label for e in result.captures[0].elements)
+    assert not any(isinstance(s.action, Tap) and "我的" in s.action.reason for s in result.trace.steps)
+
+
 def test_the_plans_own_goal_wording_names_no_concept() -> None:
     plan = decompose_by_rules(Query(text="How long is the drive to Shanghai with Amap?"), [AMAP])
     goal = find_goal_concepts(plan.subtasks[0].goal, "Shanghai", "Amap")

@@ -169,3 +169,21 @@ def test_a_best_match_is_reported_with_its_lines() -> None:
     apps = [AppStatus(app_label="QA", package=page.package, status=SubTaskStatus.COMPLETED)]
     written = write_extractive(Query(text="How long is a first marathon training plan, on QA?"), [page], apps)
     assert "16 to 20 weeks" in _stated(written.markdown)
+
+
+def test_the_first_n_of_a_chart_count_its_records_not_the_caption_over_them() -> None:
+    """"The top 3 of the chart, names only": the caption under the page's title ("updated daily")
+    is no song, so the first three are the first three songs. Before, the caption was the first."""
+    songs = [("Morning Rain", "Ana Ruiz · 98120"), ("Blue Harbour", "The Tides · 95511"),
+             ("Paper Kites", "Lumen · 91230"), ("Night Drive", "K. Osei · 88740")]
+    lines = [("Updated daily from the growth in plays", 253, 50)]
+    for n, (song, meta) in enumerate(songs):
+        top = 364 + 215 * n
+        lines += [(song, top, 66), (meta, top + 77, 50)]
+    page = _page("Rising chart", *lines)
+    apps = [AppStatus(app_label="Music", package=page.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which are the top 3 songs of the rising chart on Music? Names only."),
+                               [page], apps)
+    stated = _stated(written.markdown)
+    assert "Morning Rain" in stated and "Blue Harbour" in stated and "Paper Kites" in stated, stated
+    assert "Night Drive" not in stated and "Updated daily" not in stated, stated
