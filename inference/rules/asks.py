@@ -6,7 +6,8 @@ names only, price at most 10 $. Understood, in English and Chinese:
 - format: a table ("as a table", "表格"), only the names ("only the names", "只要名字"),
   one sentence ("in one sentence", "一句话");
 - order and count: the cheapest / most expensive / highest rated (one record, or N with
-  "the 3 cheapest"), the top N / first N ("top 5", "前5", "前三");
+  "the 3 cheapest"), the newest ("the last time", "最近一次": one record), the top N / first N
+  ("top 5", "前5", "前三");
 - filters: a number range with its unit ("under $10", "500元以下", "between 100 and 300",
   "不超过200"), a time of day ("in the afternoon", "下午", "after 18:00", "晚上"), a date
   relative to the phone's clock ("last month", "上个月", "last week", "最近一周", "yesterday",
@@ -39,6 +40,7 @@ class Order(StrEnum):
     CHEAPEST = "cheapest first"
     DEAREST = "most expensive first"
     BEST_RATED = "highest rated first"
+    NEWEST = "newest first"
 
 
 class NumberRange(Frozen):
@@ -135,6 +137,8 @@ _SENTENCE = re.compile(r"\b(?:in )?one sentence\b|\bin a sentence\b|一句话")
 _CHEAPEST = re.compile(r"\bcheapest\b|\blowest[- ]priced?\b|\bleast expensive\b|最便宜|价格最低|最低价")
 _DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|最贵|价格最高")
 _BEST_RATED = re.compile(r"\b(?:highest|best|top)[- ]rated\b|评分最高|口碑最好")
+# One record, the newest: "the last time", "最近一次" (not "last week", a date filter).
+_NEWEST = re.compile(r"\b(?:the |my )?(?:last|latest|most recent) (?:one|time)\b|最近一次|最近一笔|最后一次|上一次|最新一次")
 _TOP_N = re.compile(r"\b(?:top|first)\s+(\d+|one|two|three|four|five|ten)\b|前\s*(\d+|[一两二三四五六七八九十])\s*(?:名|个|条|位|首|部)?")
 _N_CHEAPEST = re.compile(r"\b(\d+|two|three|four|five) (?:cheapest|most expensive)\b|"
                          r"(?:最便宜|价格最低|最低价|最贵|价格最高)的?\s*(\d+|[一两二三四五六七八九十])\s*(?:个|条|家|款|件|部)")
@@ -223,7 +227,8 @@ def _order(text: str) -> tuple[Order, int | None]:
     top = _TOP_N.search(text)
     limit = _count(next(g for g in top.groups() if g)) if top else None
     several = _N_CHEAPEST.search(text)
-    for pattern, order in ((_CHEAPEST, Order.CHEAPEST), (_DEAREST, Order.DEAREST), (_BEST_RATED, Order.BEST_RATED)):
+    for pattern, order in ((_CHEAPEST, Order.CHEAPEST), (_DEAREST, Order.DEAREST), (_BEST_RATED, Order.BEST_RATED),
+                           (_NEWEST, Order.NEWEST)):
         if pattern.search(text):
             # "the cheapest one" is one record; "the 3 cheapest" or "top 5 cheapest" are more.
             return order, limit or (_count(next(g for g in several.groups() if g)) if several else 1)

@@ -115,8 +115,9 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
             # the goal asks for (meetings by Irene) is the answer, Irene in its items.
             others = _item_naming_more(screen, goal, heading, entities_only=True)
         # "My latest email" in focused mode wants one item of the inbox, not the inbox.
+        # A list whose items open nothing (a bill's rows) is read where it is.
         one_item = (page is PageType.RESULTS_LIST and subtask.page_mode is not PageMode.LIST_VIEW
-                    and _LATEST in goal.named)
+                    and _LATEST in goal.named and any(_opens(i, screen) for i in find_list_items(screen)))
         complete = step is None and others is None and not one_item
         reason = (
             f"the {'title of a list' if titled else _PAGE_HEADING} names the goal ({', '.join(heading)})"
@@ -251,7 +252,10 @@ def find_readout(screen: Screen, term: str | None, goal: GoalConcepts) -> str | 
         pattern = re.escape(head) if has_cjk(head) else rf"(?<![a-z]){re.escape(head)}(?![a-z])"
 
         def names(label: str) -> bool:
-            return re.search(pattern, label.casefold()) is not None
+            # The value is beside the term, not in it: a model number ("i5-14600KF") is no value.
+            folded = label.casefold()
+            return re.search(pattern, folded) is not None and bool(_READOUT_VALUE.search(
+                folded.replace(term.casefold(), " ").replace(head, " ")))
     elif goal.targets:
         concepts = [load_lexicon().concepts[c] for c in goal.targets]
 
@@ -321,12 +325,15 @@ def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ..
 
     ``entities_only`` (list_view): the list the goal wants may name its concepts in
     every item (playlists), but an item naming what the goal is about ("F1" in a
-    list of films) means the goal's list is that item's.
+    list of films) means the goal's list is that item's. An item that opens nothing (a
+    bill's row, tappable neither itself nor inside a card) leads nowhere: it is read where it is.
     """
     concepts = load_lexicon().concepts
     wanted = [] if entities_only else [concepts[c] for c in goal.targets if c not in heading]
     entities = [e.casefold() for e in goal.entities]
     for item in find_list_items(screen):
+        if not _opens(item, screen):
+            continue
         label = item.label or " ".join(
             e.label for e in screen.elements
             if e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0
@@ -335,6 +342,12 @@ def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ..
         if any(e in folded for e in entities) or any(match_concept(label, c) for c in wanted):
             return label[:60]
     return None
+
+
+def _opens(item: UIElement, screen: Screen) -> bool:
+    """Whether tapping ``item`` may open something: it is tappable, or inside a tappable card."""
+    return item.clickable or any(e.clickable and e.bounds.intersection(item.bounds) == item.bounds.area > 0
+                                 for e in screen.elements)
 
 
 def _mentions_goal(screen: Screen, goal: str, app_label: str) -> bool:

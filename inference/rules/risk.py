@@ -21,7 +21,9 @@ one that links to it: a strong phrase on an entry (a hub's ``充值`` button, a
 profile's ``实名认证`` row, a card ``充值中心 | 话费充值``) is a way there, unless
 the screen shows an amount to pay (then its pay button is the step itself); one
 naming a page about it (``充值记录``, a ``支付设置`` button) is a way there too,
-and one stating where things stand (``已实名认证``, ``認証済み``) is a status.
+one stating where things stand (``已实名认证``, ``認証済み``) is a status, and a line stamped
+with a date and a time (a bill's ``06-21 21:03 · 充值缴费``, on a page asking nothing to be
+paid) is a record.
 A sign-in wall pauses with or without
 a password field (:func:`inference.rules.fields.find_login_wall`: a phone,
 e-mail or code field with "Continue", "Continue with Google"). What the app's
@@ -158,6 +160,10 @@ _STATUS_AFTER = ("済", "完了", "완료", "됨")
 # How a past step ended, at the end of a record's line ("自动充值 · 充值成功", "Payment failed"): the
 # whole line is a record of it, whatever payment words it holds.
 _OUTCOME_END = re.compile(r"(?:成功|失败|已完成|已到账|successful|succeeded|failed|completed|완료|완료됨|済み)\W*$")
+# A line stamped with when it happened ("06-21 21:03 · 充值缴费", "2024-05-06 17:26"): a date and a
+# time of day; a bill's category names what was paid, not a step to take.
+_STAMPED = re.compile(r"(?<!\d)(?:(?:20\d\d[-/.])?\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}日)\s*(?:\S*\s)?"
+                      r"[0-2]?\d:[0-5]\d(?!\d)")
 # A phrase followed by a word naming a page about it ("充值记录（含自动充值）"): the heading of a
 # page of records or settings, not the step.
 _PLACE_AFTER = re.compile(r"(?:记录|明细|历史|设置|records?\b|history\b|settings?\b)")
@@ -225,8 +231,11 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                 continue  # an "Edit profile" link is not editing: a form to fill is
             step_itself = category is RiskCategory.PAYMENT and to_pay  # a pay button beside the amount
             if match and category in _LINKED and ((entry and not step_itself) or names_a_place(element.label)
-                                                   or _states_a_status(text, match)):
-                continue  # an entry that leads to a payment or sign-in page, a page of records, a status
+                                                   or _states_a_status(text, match)
+                                                   or (not to_pay and _STAMPED.search(text) is not None)):
+                # An entry that leads to a payment or sign-in page, a page of records, a status, a
+                # line of a record stamped with when it happened (where nothing asks to be paid).
+                continue
             if match and not _task_allows(category, lowered_task):
                 return RiskFinding(
                     category=category,

@@ -372,11 +372,11 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         # The pages are lists of records, and what matched the question's words is a label
         # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day):
         # the records are the answer, those naming the search term when only some do.
-        records, named = _naming_the_term(records, search_terms)
+        records, named = _naming_the_term(records, search_terms, sections)
         kept, said = select_records(records, request, today)
         said = [*named, *said]
         applied = f"; applied: {'; '.join(said)}" if said else ""
-        lines += [f"The captured page{'s' if len(app.captures) > 1 else ''} list {len(records)} "
+        lines += [f"The captured {'pages list' if len(app.captures) > 1 else 'page lists'} {len(records)} "
                   f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
                   f" ({len(kept)} shown):", ""]
         lines += _record_lines(kept, request) or ["- no record passes the question's filters"]
@@ -446,14 +446,20 @@ def _shows_more_than(items: Sequence[Item], records: Sequence[Item]) -> bool:
                for i in items)
 
 
-def _naming_the_term(records: list[Item], search_terms: Sequence[str]) -> tuple[list[Item], list[str]]:
+def _naming_the_term(records: list[Item], search_terms: Sequence[str],
+                     sections: Sequence[str] = ()) -> tuple[list[Item], list[str]]:
     """The records naming one of the plan's search terms, when some do and others do not (the
-    "自动充值" rows of a list of top-ups), and what was applied; else all of them."""
+    "自动充值" rows of a list of top-ups), else those naming a concept the question asks for, in
+    any language ("高德打车" among the bills for a taxi ride), and what was applied; else all of them."""
     for term in search_terms:
         folded = term.casefold()
         naming = [r for r in records if folded in " ".join([r.name, *r.lines, *(v.quote for v in r.values)]).casefold()]
         if 0 < len(naming) < len(records):
             return naming, [f"naming {term!r}"]
+    for concept in (load_lexicon().concepts[c] for c in sections):
+        naming = [r for r in records if any(match_concept(f, concept) for f in record_fields(r))]
+        if 0 < len(naming) < len(records):
+            return naming, [f"naming {concept.labels[0]!r}"]
     return records, []
 
 

@@ -28,10 +28,10 @@ from tasks.synthesis.values import MeasureKind, read_measures
 __all__ = ["describe_record", "find_records", "record_fields", "select_records"]
 
 _FIELD_SPLIT = re.compile(r"\s*\|\s*")
-_SPACES = re.compile(r"\s+")
+_SPACES = re.compile(r"[\s|]+")  # spaces and the "|" joining a card's texts
 _MIN_RECORDS = 2
 _FIELD_CHARS = 40  # a field of a record (a name, an artist, a route) is shorter than this
-_LINE_GAP = 0.4  # lines of one record sit closer than this share of a line's height
+_LINE_GAP = 0.4  # lines of one record sit closer than this share of the shorter line's height
 _DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)年(\d{1,2})月(?!\d)|"
                    r"(?<![\d-])(\d{1,2})[-/月](\d{1,2})日?(?![\d:])")
 _ANY_YEAR = date(2000, 1, 1)  # a leap year: a month range reads a yearless "2月29日" too
@@ -41,7 +41,8 @@ _CLOCK = re.compile(r"(?<!\d)([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 def record_fields(item: Item) -> tuple[str, ...]:
     """Every field of ``item``, in reading order: its name's parts, its lines, its values read elsewhere."""
     fields = [f for f in _FIELD_SPLIT.split(item.name) if f]
-    fields += [line for line in item.lines if line not in fields]
+    # A line repeating the card's fields (its cut copy at a seam of the stitched page) adds none.
+    fields += [line for line in item.lines if line not in fields and not set(_FIELD_SPLIT.split(line)) <= set(fields)]
     # A value read from the name's element is a field too when the name no longer shows it (a
     # card "香辣鸡腿堡 | 月售3900 · 好评率97% | ¥21.5" is named without its sales and price).
     shown = _SPACES.sub("", " ".join(fields))
@@ -56,8 +57,10 @@ def find_records(captures: Sequence[Capture], items: Sequence[Item]) -> list[Ite
     (at a seam of the stitched capture) is listed once."""
     records: list[Item] = []
     for capture in captures:
-        cards = [_whole_card(capture, i) for i in items if i.capture_id == capture.id and "|" in i.name
-                 and len(record_fields(i)) >= 2 and not i.page]
+        # A card by its element's whole text: a name that lost its "|" with a value read out of it
+        # ("行李寄存优惠券 | 800 积分" named "行李寄存 800 积分") is still a card.
+        whole = [_whole_card(capture, i) for i in items if i.capture_id == capture.id and not i.page]
+        cards = [c for c in whole if "|" in c.name and len(record_fields(c)) >= 2]
         blocks = _block_records(capture)
         found = cards if len(cards) >= len(blocks) else blocks
         if len(found) >= _MIN_RECORDS:
@@ -86,7 +89,8 @@ def _block_records(capture: Capture) -> list[Item]:
     for element in sorted(texts, key=lambda e: (e.bounds.top, e.bounds.left)):
         last = blocks[-1][-1] if blocks else None
         if (last is not None and element.bounds.left == last.bounds.left
-                and 0 <= element.bounds.top - last.bounds.bottom <= _LINE_GAP * max(last.bounds.height, 1)):
+                and 0 <= element.bounds.top - last.bounds.bottom
+                <= _LINE_GAP * max(min(last.bounds.height, element.bounds.height), 1)):
             blocks[-1].append(element)
         else:
             blocks.append([element])
@@ -175,6 +179,16 @@ def select_records(records: Sequence[Item], request: AnswerRequest,
         rated = [r for r in kept if r.value(MeasureKind.RATING) is not None]
         if rated:
             kept = sorted(rated, key=lambda r: -(_rating_of(r) or 0.0))
+            said.append(request.order.value)
+    elif request.order is Order.NEWEST:
+        stamped: list[tuple[Item, date]] = []
+        for record in kept:
+            stamp = _date_of(record, today or _ANY_YEAR)
+            if stamp is not None:
+                stamped.append((record, stamp))
+        if stamped:
+            # Newest first; records of one day keep the page's order (lists put the newest on top).
+            kept = [r for r, _ in sorted(stamped, key=lambda pair: pair[1], reverse=True)]
             said.append(request.order.value)
     if request.limit is not None and len(kept) > request.limit:
         kept = kept[: request.limit]

@@ -3,7 +3,8 @@
 A details page often lays its attributes out as rows of two texts side by side:
 a short label on the left, its value on the right (``机身重量`` / ``约229g``). No
 value reader knows every attribute, so when the question names one (its words
-or Chinese bigrams in the label: "电池" in ``电池容量``), the row is reported as
+or Chinese bigrams in the label: "电池" in ``电池容量``; or a concept of the lexicon it names, in
+any of its languages: "how heavy" names ``机身重量``), the row is reported as
 it stands, both texts cited, for every app that shows it: a comparison keeps the
 attributes the question asks about even where no rule reads their values.
 
@@ -54,7 +55,8 @@ def find_named_rows(captures: Sequence[Capture], terms: QueryTerms,
                 # A text that is not part of a row: a heading opens (or closes) a named section.
                 in_section = any(match_concept(name, c) for c in concepts) and len(name) <= _LABEL_CHARS
                 continue
-            if value is None or not (in_section or score_relevance(terms, name) > 0.0):
+            if value is None or not (in_section or score_relevance(terms, name) > 0.0
+                                     or any(match_concept(name, c) for c in concepts)):
                 continue
             rows.setdefault((capture.id, name), NamedRow(capture_id=capture.id, label=name,
                                                          value=value.label.strip()))

@@ -330,3 +330,25 @@ def test_a_readout_of_the_terms_value_is_the_target_on_any_page() -> None:
     offer = screen_of(title("Example"), element("card", "", top=300, height=300, clickable=True),
                       element("name", "流量加油包 10GB ¥10", top=320, height=80), entry("me", "我的", 2100, width=300))
     assert not evaluate_by_rules(goal, offer).complete
+    # A model number is the term, not its value: the results of a search for it are no readout.
+    model = task("Example 上的 i5-14600KF 最高睿频是多少？", term="i5-14600KF")
+    results = screen_of(title("i5-14600KF"), entry("filter", "综合 · 销量 · 价格", 300))
+    assert not evaluate_by_rules(model, results).complete
+
+
+def test_a_row_that_opens_nothing_is_read_on_the_page_that_lists_it() -> None:
+    # The bills page names the goal ("账单": expenses); a row names more of it ("高德打车": a ride).
+    # A row tappable neither itself nor inside a card opens nothing, so the bills page is the
+    # answer; a card that opens its own page still leads on. Before, both were a step.
+    goal = task("Example 上最近一次打车花了多少钱？")
+    rows, texts = [], []
+    for n, (name, amount) in enumerate([("瑞幸咖啡", "-13.90"), ("高德打车", "-18.60"), ("盒马鲜生", "-126.50")]):
+        top = 300 + 200 * n
+        rows.append(element(f"row{n}", top=top, height=180, class_name="android.widget.LinearLayout"))
+        texts += [element(f"name{n}", name, top=top + 10, height=70, left=40, width=600),
+                  element(f"amount{n}", amount, top=top + 90, height=70, left=40, width=600)]
+    bills = screen_of(title("账单"), *rows, *texts)
+    evaluation = evaluate_by_rules(goal, bills)
+    assert evaluation.complete, evaluation.reason
+    cards = screen_of(title("账单"), *(r.model_copy(update={"clickable": True}) for r in rows), *texts)
+    assert not evaluate_by_rules(goal, cards).complete

@@ -36,6 +36,13 @@ def test_order_and_count() -> None:
     assert not read_answer_request("What is on the page?").shaped
 
 
+def test_the_last_time_is_one_record_the_newest() -> None:
+    for question in ("最近一次打车花了多少钱？", "What did I pay the last time I took a taxi?"):
+        newest = read_answer_request(question)
+        assert (newest.order, newest.limit) == (Order.NEWEST, 1), question
+    assert read_answer_request("上周的订单").order is Order.AS_SHOWN  # a date filter, not one record
+
+
 def test_number_ranges_with_units() -> None:
     under = read_answer_request("headphones under $100").price
     assert under is not None and (under.low, under.high) == (None, 100.0)

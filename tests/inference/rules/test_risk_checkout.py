@@ -101,6 +101,20 @@ def test_a_page_of_past_payments_is_a_record_not_a_payment_screen() -> None:
     assert find_risk(records) is None
 
 
+def test_a_bill_stamped_with_its_date_and_time_is_a_record_not_a_payment_screen() -> None:
+    # A bills page: each row a payee, when it was paid and its category ("充值缴费": top-ups and
+    # bills). Before, "充值" in a category paused the run as a payment screen.
+    bills = screen_of(element("title", "账单", top=60), element("sum", "本月支出 ¥3,286.40", top=200),
+                      element("b1", "高德打车", top=400), element("b1t", "06-22 08:55 · 交通出行", top=470),
+                      element("b2", "话费自动充值", top=600), element("b2t", "06-21 21:03 · 充值缴费", top=670))
+    assert find_risk(bills) is not None  # "话费自动充值" has no stamp: still read as paying
+    stamped = screen_of(*(e for e in bills.elements if e.id != "b2"))
+    assert find_risk(stamped) is None
+    # Where the page asks for an amount, a stamped line is no record: it may be the bill to pay.
+    due = screen_of(*stamped.elements, element("amt", "应付金额 ¥100.00", top=900), button("确认", top=2100))
+    assert find_risk(due) is not None
+
+
 def test_the_steps_themselves_still_pause() -> None:
     assert find_risk(screen_of(element("t", "实名认证", top=120), element("f", "请上传身份证", top=300),
                                button("下一步", top=600))) is not None

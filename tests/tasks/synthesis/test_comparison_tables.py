@@ -248,3 +248,14 @@ def test_a_question_naming_a_section_gets_every_row_under_its_heading() -> None:
     assert {"电池容量", "5500mAh"} <= cited
     plain = _report("Compare the VIVO X100 Ultra's price on JD and Taobao.", captures).markdown
     assert "电池容量" not in plain  # no section named: its rows stay out
+
+
+def test_an_english_question_names_chinese_rows_through_the_lexicon() -> None:
+    # "How heavy", "battery": no word of the question is on the Chinese rows; the concepts it names
+    # (weight, battery) are, in Chinese, so those rows are reported and no others. Before, only
+    # the question's own words (or Chinese bigrams) named a row.
+    captures = _captures("s2_multi_06_vivo_x100_ultra", (JD, TAOBAO))
+    report = _report("How heavy is the vivo X100 Ultra on JD and Taobao, and how big is its battery?", captures)
+    jd = report.markdown.split("## JD", 1)[1].split("## ", 1)[0]
+    assert "**电池容量**: 5500mAh" in jd and "**机身重量**: 约229g" in jd, jd
+    assert "6.78英寸" not in jd and "IP68" not in jd  # the rows it does not name: screen, water

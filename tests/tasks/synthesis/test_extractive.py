@@ -187,3 +187,21 @@ def test_the_first_n_of_a_chart_count_its_records_not_the_caption_over_them() ->
     stated = _stated(written.markdown)
     assert "Morning Rain" in stated and "Blue Harbour" in stated and "Paper Kites" in stated, stated
     assert "Night Drive" not in stated and "Updated daily" not in stated, stated
+
+
+def test_records_naming_what_the_question_asks_for_are_kept_when_it_has_no_search_term() -> None:
+    """"最近一次打车花了多少钱": the bills list every payment; the rows naming a taxi ride (the
+    lexicon's rides, "打车") are the ones asked about, and the latest of them is the answer, not
+    the latest bill. Before, the newest bill of all (a coffee) was reported."""
+    bills = [("瑞幸咖啡", "06-23 08:12 · 餐饮美食", "-13.90"), ("高德打车", "06-22 08:55 · 交通出行", "-18.60"),
+             ("盒马鲜生", "06-21 12:20 · 日用百货", "-126.50"), ("曹操打车", "06-20 18:45 · 交通出行", "-22.30")]
+    lines = [("本月支出 ¥3,286.40", 253, 50)]
+    for n, (name, meta, amount) in enumerate(bills):
+        top = 364 + 230 * n
+        lines += [(name, top, 60), (meta, top + 70, 50), (amount, top + 130, 50)]
+    page = _page("账单", *lines)
+    apps = [AppStatus(app_label="Pay", package=page.package, status=SubTaskStatus.COMPLETED)]
+    stated = _stated(write_extractive(Query(text="Pay 上最近一次打车花了多少钱？"), [page], apps).markdown)
+    assert "高德打车" in stated and "-18.60" in stated, stated
+    assert "瑞幸咖啡" not in stated and "盒马鲜生" not in stated, stated
+    assert "曹操打车" not in stated, stated  # an older ride: "最近一次" is one record, the newest

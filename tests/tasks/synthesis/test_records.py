@@ -145,3 +145,45 @@ def test_a_card_named_without_its_values_is_reported_with_them() -> None:
     line = next(row for row in written.markdown.splitlines() if row.startswith("- 农家小炒肉"))
     stated = re.sub(r"\[[^\]]*\]", "", line)  # the claim without its citations
     assert "月售1200" in stated and "¥28.0" in stated, written.markdown
+
+
+def test_a_card_whose_name_lost_a_value_word_is_still_a_record() -> None:
+    # At the seam of a stitched page a card shows twice, cut and whole. "优惠券" (a coupon) is read
+    # as a value and taken out of the card's name, which then has no "|" between its texts: it is
+    # still a card, reported with its fields once. Before, it was dropped from the records.
+    cards = [("高铁餐食兑换券", 2000), ("站内咖啡兑换券", 1500), ("行李寄存优惠券", 800), ("定制水杯", 5200)]
+    elements = [UIElement(id="title", text="积分商城", bounds=Bounds(left=44, top=101, right=1036, bottom=185))]
+    elements += [UIElement(id=f"card{n}", text=f"{name} | {points} 积分", clickable=True,
+                           bounds=Bounds(left=44, top=300 + 215 * n, right=1036, bottom=493 + 215 * n))
+                 for n, (name, points) in enumerate(cards)]
+    elements.append(UIElement(id="cut", text="行李寄存优惠券 | 800 积分", clickable=True,
+                              bounds=Bounds(left=44, top=730, right=1036, bottom=832)))
+    capture = Capture(id="cap-mall-1", run_id="run-mall", subtask_id="com.example.rail-1", package="com.example.rail",
+                      image_key="runs/run-mall/captures/cap-mall-1.png", width=1080, height=2340,
+                      elements=tuple(elements), title="积分商城")
+    apps = [AppStatus(app_label="Rail", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Rail 积分商城能换些什么，各要多少积分？列个表。"), [capture], apps)
+    listed = [re.sub(r"\[[^\]]*\]", "", line) for line in written.markdown.splitlines()
+              if line.startswith("| ") and "积分" in line]
+    assert len(listed) == 4, written.markdown
+    coupon = next(line for line in listed if "行李寄存优惠券" in line)
+    assert "800 积分" in coupon and coupon.count("行李寄存优惠券") == 1, coupon
+
+
+def test_the_first_row_under_a_paragraph_is_a_record_of_its_own() -> None:
+    # A playlist's page: its description (a tall paragraph), then its songs, each a title over its
+    # artist. The gap under the paragraph is wider than the gap inside a song, but narrow for a
+    # paragraph's height; measured against the shorter line, the first song is a record. Before, it
+    # joined the paragraph and was left out.
+    texts = [("Songs of a decade: from the first single to the latest world tour, in one playlist.", 1021, 114)]
+    for n, song in enumerate(["Opening Night", "Second Wind", "Third Act"]):
+        texts += [(song, 1163 + 149 * n, 66), ("The Band", 1240 + 149 * n, 50)]
+    elements = tuple(UIElement(id=f"t{n}", text=text, bounds=Bounds(left=44, top=top, right=1036, bottom=top + height))
+                     for n, (text, top, height) in enumerate(texts))
+    capture = Capture(id="cap-pl-1", run_id="run-pl", subtask_id="com.example.music-1", package="com.example.music",
+                      image_key="runs/run-pl/captures/cap-pl-1.png", width=1080, height=2340, elements=elements,
+                      title="Decade")
+    apps = [AppStatus(app_label="Music", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which songs are on the Decade playlist in Music? As a table."), [capture], apps)
+    rows = [line for line in written.markdown.splitlines() if line.startswith("| ") and "The Band" in line]
+    assert [r.split(" ")[1] for r in rows] == ["Opening", "Second", "Third"], written.markdown
