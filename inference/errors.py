@@ -20,6 +20,7 @@
           |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round,
           |         |                      or was empty or useless (no app, no action)
           |         +-- LLMCutOffError     the answer hit max_tokens twice (finish_reason "length")
+          +-- LexiconError                 the UI lexicon or the app names are missing or malformed
           +-- RouteMemoryError             stored routes are unreadable (corrupt JSON, wrong shape)
           +-- TranscriptionError           audio could not be turned into text (inference.asr)
                +-- TranscriberUnavailableError  the endpoint refused, dropped, timed out or failed
@@ -46,6 +47,7 @@ __all__ = [
     "LLMRequestError",
     "LLMTimeout",
     "LLMUnavailable",
+    "LexiconError",
     "OcrError",
     "OcrServiceError",
     "PerceptionError",
@@ -128,6 +130,10 @@ class LLMOutputError(LLMError):
 
 class LLMCutOffError(LLMOutputError):
     """The answer stopped at ``max_tokens`` (``finish_reason: length``), also with a higher limit."""
+
+
+class LexiconError(InferenceError):
+    """The lexicon file or the app names file is missing or malformed; reinstall the package or fix it."""
 
 
 class RouteMemoryError(InferenceError):

@@ -17,7 +17,7 @@ import yaml
 from rapidfuzz import fuzz
 
 from droidretriever.models import InstalledApp
-from inference.rules.lexicon import LexiconError
+from inference.errors import LexiconError
 
 __all__ = [
     "ALIASES_FILE",

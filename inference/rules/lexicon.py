@@ -23,8 +23,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
+from droidretriever.models import InstalledApp
 from droidretriever.text import has_cjk
-from inference.errors import InferenceError
+from inference.errors import LexiconError
+from inference.rules.apps import names_for
 
 __all__ = [
     "Concept",
@@ -47,10 +49,6 @@ _NOT_ENTITIES = frozenset({
     "tell", "translate", "ordering", "advise", "compare", "search", "open", "get", "is", "are", "do",
     "i've", "i'm", "i'd", "summarize", "summarise", "review", "let", "please",
 })
-
-
-class LexiconError(InferenceError):
-    """The lexicon file is missing or malformed; reinstall the package or fix lexicon.yaml."""
 
 
 class Concept(BaseModel):
@@ -117,7 +115,7 @@ def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:
 def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str = "") -> GoalConcepts:
     """The concepts ``goal`` names, the hubs leading to them (2 levels), and its entity words."""
     lexicon = load_lexicon()
-    text = goal.casefold()
+    text = _without_cjk_names(goal, app_label).casefold()
     words = [_singular(w) for w in _LATIN_WORD.findall(text)]
     named: dict[str, int] = {}
     spans: dict[str, set[int]] = {}  # word positions of the phrase that named each concept
@@ -204,6 +202,17 @@ def _goal_names(text: str, words: list[str], label: str) -> tuple[int, set[int]]
         if all(words[i + j] == p for j, p in enumerate(parts)):
             return len(parts), set(range(i, i + len(parts)))
     return 0, set()
+
+
+def _without_cjk_names(goal: str, app_label: str) -> str:
+    """``goal`` without the app's names written in Chinese, Korean or Japanese: "中国移动" names no
+    country, "淘票票" no tickets (a character of a name is no word of the question)."""
+    if not app_label.strip():
+        return goal
+    for name in sorted(names_for(InstalledApp(package="", label=app_label)), key=len, reverse=True):
+        if has_cjk(name):
+            goal = goal.replace(name, " , ")
+    return goal
 
 
 def _is_app_name(concept: Concept, app_label: str) -> bool:

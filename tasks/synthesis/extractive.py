@@ -195,6 +195,17 @@ class _App:
                 return listing
         return None
 
+    def pages_of(self, records: Sequence[Item]) -> str:
+        """What lists ``records``, as the intro names it: the page by its cited title when they are
+        all on one titled page ("page **账单** [..] lists"), else "page lists" / "pages list"."""
+        ids = {r.capture_id for r in records}
+        capture = next((c for c in self.captures if c.id in ids), None) if len(ids) == 1 else None
+        title = next((i for i in self.items if capture is not None and capture.title
+                      and i.capture_id == capture.id and _same_text(i.name, capture.title)), None)
+        if title is not None:
+            return f"page **{_cell(title.name)}** {_cite_name(title)} lists"
+        return "pages list" if len(self.captures) > 1 else "page lists"
+
     def answer(self) -> _Answer | None:
         """The best-matching item that shows a comparable value, with its page's header."""
         for item in self.matches:
@@ -376,7 +387,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         kept, said = select_records(records, request, today)
         said = [*named, *said]
         applied = f"; applied: {'; '.join(said)}" if said else ""
-        lines += [f"The captured {'pages list' if len(app.captures) > 1 else 'page lists'} {len(records)} "
+        lines += [f"The captured {app.pages_of(records)} {len(records)} "
                   f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
                   f" ({len(kept)} shown):", ""]
         lines += _record_lines(kept, request) or ["- no record passes the question's filters"]

@@ -295,6 +295,14 @@ def test_a_ranked_list_is_a_concept_in_every_language(goal: str) -> None:
     assert match_concept("排行榜", load_lexicon().concepts["charts"]) == 1.0
 
 
+def test_the_apps_own_name_in_chinese_names_no_concept() -> None:
+    # "中国移动" holds "国" (a country, the region concept) and "淘票票" holds "票" (tickets): a
+    # character of the app's name is no word of the question. Before, both named a concept.
+    assert "region" not in find_goal_concepts("中国移动里流量还剩多少？", None, "China Mobile").named
+    assert "tickets" not in find_goal_concepts("淘票票上评分最高的是哪部？", None, "Taopiaopiao").named
+    assert "region" in find_goal_concepts("中国移动里怎么改国家和地区？", None, "China Mobile").named
+
+
 def test_a_short_word_is_not_a_long_label_one_letter_off() -> None:
     # "cart" is one letter from "chart": a question about the cart names no chart.
     assert "charts" not in find_goal_concepts("Which item in my Example cart costs the most?").named

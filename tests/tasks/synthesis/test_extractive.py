@@ -205,3 +205,19 @@ def test_records_naming_what_the_question_asks_for_are_kept_when_it_has_no_searc
     assert "高德打车" in stated and "-18.60" in stated, stated
     assert "瑞幸咖啡" not in stated and "盒马鲜生" not in stated, stated
     assert "曹操打车" not in stated, stated  # an older ride: "最近一次" is one record, the newest
+    assert re.search(r"The captured page \*\*账单\*\* +lists", stated), stated  # which page they are of
+
+
+def test_records_whose_text_only_mentions_what_the_question_names_are_all_kept() -> None:
+    """Posts about a film series: two mention a cinema or a ticket (the lexicon's movies) in their
+    text, none is a film by its name; every post is an answer. Before, only those two were kept."""
+    posts = [("影迷甲", "当然想看，我就买票进电影院。"), ("路人乙", "有点审美疲劳了，不如就此完结。"),
+             ("接班人", "希望换个年轻主角带新人。"), ("抽奖号", "转发抽奖送电影票")]
+    lines = []
+    for n, (author, text) in enumerate(posts):
+        top = 300 + 230 * n
+        lines += [(author, top, 60), (text, top + 70, 50), (f"6月22日 2{n}:31 · 赞 {100 + n}", top + 130, 50)]
+    page = _page("Comments", *lines)
+    apps = [AppStatus(app_label="Feed", package=page.package, status=SubTaskStatus.COMPLETED)]
+    stated = _stated(write_extractive(Query(text="Feed 上大家怎么看这部电影？"), [page], apps).markdown)
+    assert all(author in stated for author, _ in posts), stated
