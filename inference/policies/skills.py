@@ -78,7 +78,7 @@ from inference.rules import (
     load_lexicon,
     match_concept,
 )
-from inference.rules.never_tap import names_a_place
+from inference.rules.never_tap import names_a_place, names_an_arrangement
 from inference.rules.segment import shorter_terms
 
 __all__ = [
@@ -133,11 +133,12 @@ _AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
 def is_forbidden(label: str) -> bool:
     """Whether a skill must never tap ``label``: it pays, logs in, deletes, agrees or sends.
 
-    An entry naming a page about paying or signing in ("支付设置", "Payment settings") is a way
-    to that page, not the step, as the risk gate reads it too; one naming any other act
-    ("删除记录") stays forbidden."""
+    An entry naming a page about paying or signing in ("支付设置", "Payment settings") or standing
+    payment arrangements ("免密支付/自动扣款") is a way to that page, not the step, as the risk gate
+    reads it too; one naming any other act ("删除记录") stays forbidden."""
     hits = _FORBIDDEN.findall(fold_for_matching(label))
-    if hits and names_a_place(label) and all(_PLACE_OF.fullmatch(hit) for hit in hits):
+    if hits and (names_a_place(label) or names_an_arrangement(label, _FORBIDDEN)) and all(
+            _PLACE_OF.fullmatch(hit) for hit in hits):
         hits = []
     return bool(hits) or find_never_tap(label) is not None
 

@@ -104,6 +104,12 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
         # for ("收藏歌单" for "liked playlists") is the list wanted, whatever heads the page; on
         # a page reached through hubs, a section so titled ("积分商城" for the points shop) too.
         heading = list_title_concepts(screen, goal)
+    held: tuple[tuple[str, str], ...] = ()
+    if not heading and subtask.page_mode is PageMode.LIST_VIEW:
+        # "The video memberships that renew by themselves" on the page of automatic payments:
+        # a page about a concept holding what the goal asks for, whose records name it.
+        held = held_by_heading(screen, goal)
+        heading = tuple(c for c, _ in held)
     step = leading_entry(screen, goal, heading)
     if heading and page not in _NOT_A_PAGE:
         others = None
@@ -120,7 +126,9 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
                     and _LATEST in goal.named and any(_opens(i, screen) for i in find_list_items(screen)))
         complete = step is None and others is None and not one_item
         reason = (
-            f"the {'title of a list' if titled else _PAGE_HEADING} names the goal ({', '.join(heading)})"
+            (f"the {_PAGE_HEADING} names {held[0][1]}, which holds what the goal asks for, and its "
+             f"records name {', '.join(heading)}" if held
+             else f"the {'title of a list' if titled else _PAGE_HEADING} names the goal ({', '.join(heading)})")
             if complete
             else f"the heading names {', '.join(heading)}, but "
             + (f"{step.label!r} leads on" if step is not None
@@ -279,6 +287,29 @@ def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
     concepts = load_lexicon().concepts
     heading = page_heading(screen)
     return tuple(c for c in goal.targets if any(match_concept(h, concepts[c]) for h in heading))
+
+
+def held_by_heading(screen: Screen, goal: GoalConcepts) -> tuple[tuple[str, str], ...]:
+    """The goal's concepts the page's records name, each with the concept heading the page that
+    holds it (one step on the way to it: automatic payments hold subscriptions), when two records
+    or more name them; else none. Records are items of content, not a hub's short entries."""
+    concepts = load_lexicon().concepts
+    heading = page_heading(screen)
+    holders = [c for c, depth in goal.via.items() if depth == 1 and not concepts[c].hub
+               and any(match_concept(h, concepts[c]) for h in heading)]
+    if not holders or not goal.targets:
+        return ()
+    records = [i for i in find_list_items(screen) if shows_content(i, screen)]
+    named = [c for c in goal.targets
+             if sum(1 for r in records if match_concept(_all_text(r, screen), concepts[c])) >= 2]
+    return tuple((c, holders[0]) for c in named)
+
+
+def _all_text(item: UIElement, screen: Screen) -> str:
+    """An item's label with the texts drawn inside it."""
+    inner = [e.label for e in screen.elements if e is not item and e.label
+             and item.bounds.intersection(e.bounds) == e.bounds.area > 0]
+    return " ".join([item.label, *inner])
 
 
 def list_title_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:

@@ -12,7 +12,10 @@ zero-width space (``P\\u200bay``), full-width letters (``Ｐａｙ``) or Cyrilli
 look-alikes (``Рау``) do not hide a word. Words are general (what any app's
 button says), never one app's labels. A refusal (``Cancel``, ``Don't allow``,
 ``不允许``) is always safe: it is how a risky dialog is closed; so is a short entry naming a
-place to look (``Payment settings``, ``充值记录``, ``주문 내역``): it opens a page, it pays nothing.
+place to look (``Payment settings``, ``充值记录``, ``주문 내역``): it opens a page, it pays nothing,
+and one naming a standing arrangement, its act word qualified by how it recurs
+(``免密支付/自动扣款``, ``Auto-pay``, ``자동결제``): the page that lists the arrangements. Turning one
+on (``开通``, ``Enable auto-pay``) or a bare act (``充值``, ``话费充值``) stays the person's.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ import re
 from droidretriever.models import RiskCategory
 from droidretriever.text import fold_for_matching
 
-__all__ = ["find_never_tap", "find_never_tap_word", "is_refusal", "names_a_place", "never_tap_patterns"]
+__all__ = [
+    "find_never_tap",
+    "find_never_tap_word",
+    "is_refusal",
+    "names_a_place",
+    "names_an_arrangement",
+    "never_tap_patterns",
+]
 
 
 def _words(*patterns: str) -> re.Pattern[str]:
@@ -71,6 +81,7 @@ _REFUSAL = re.compile(
     r"知道了|닫기|건너뛰기|취소|허용 안함|나중에|閉じる|スキップ|キャンセル|許可しない|後で)$"
 )
 _LABEL_CHARS = 40  # a button's label is short; a longer text is content, not an action
+_ENTRY_CHARS = 24  # an entry naming a page is shorter still
 # An entry naming a place to look ("Payment settings", "充值记录", "주문 내역", "注文履歴") opens a
 # page about the thing; it does not do it. Only when the label ends with the place, is short,
 # and urges nothing ("now", "立即", "confirm"): a hostile "Pay now - details" stays an action.
@@ -80,6 +91,17 @@ _PLACE_END = re.compile(
     r"列表|详情|规则|说明|帮助|协议|설정|기록|내역|관리|방법|履歴|設定|管理|明細|方法|一覧)$"
 )
 _URGES = re.compile(r"\bnow\b|\bconfirm|立即|马上|确认|지금|확인|今すぐ|確認")
+# How an arrangement recurs by itself, right before the act it qualifies: "免密|支付" (paid
+# without a password), "自动|充值", "auto-|pay", "password-free |payment", "자동|결제", "自動|支払い".
+_ARRANGED = re.compile(
+    r"(?:\bauto(?:matic)?[- ]?|\brecurring |\bpassword-free |\bone-tap |"
+    r"自动|免密|自動|자동 ?|定期)$"
+)
+# Turning an arrangement on (or off) is an act of its own: the person's.
+_TURNS_ON = re.compile(
+    r"\b(?:enable|turn (?:on|off)|set up|activate|start|open)\b|开通|开启|启用|关闭|办理|设置为|"
+    r"신청|켜기|설정하기|申し込|有効"
+)
 
 
 def is_refusal(label: str) -> bool:
@@ -102,7 +124,7 @@ def find_never_tap(label: str) -> RiskCategory | None:
 
     Only the start of a label counts (a button's words), and a refusal never does.
     """
-    if not label.strip() or is_refusal(label) or names_a_place(label):
+    if not label.strip() or is_refusal(label) or names_a_place(label) or names_an_arrangement(label):
         return None
     folded = fold_for_matching(label[:_LABEL_CHARS])
     for category, pattern in _NEVER:
@@ -126,8 +148,21 @@ def _only_told_of(label: str, words: list[str]) -> bool:
 def names_a_place(label: str) -> bool:
     """A short entry that names a page about the thing: "Payment settings", "充值记录"."""
     folded = fold_for_matching(label).strip(" >›»")
-    return (len(folded) <= 24 and _PLACE_END.search(folded) is not None
+    return (len(folded) <= _ENTRY_CHARS and _PLACE_END.search(folded) is not None
             and _URGES.search(folded) is None)
+
+
+def names_an_arrangement(label: str, words: re.Pattern[str] | None = None) -> bool:
+    """A short entry naming standing arrangements, every act word in it qualified by how it recurs
+    ("免密支付/自动扣款", "Auto-pay", "자동결제"): it opens the page listing them, it pays nothing.
+    A bare act ("充值"), one with its object ("话费充值") or turning one on ("开通免密支付") is not.
+    ``words`` are the act words to look for (folded), the never-tap list's by default."""
+    folded = fold_for_matching(label).strip(" >›»")
+    if len(folded) > _ENTRY_CHARS or _URGES.search(folded) or _TURNS_ON.search(folded):
+        return False
+    patterns = [words] if words is not None else [pattern for _, pattern in _NEVER]
+    hits = [m for pattern in patterns for m in pattern.finditer(folded)]
+    return bool(hits) and all(_ARRANGED.search(folded[:m.start()]) for m in hits)
 
 
 def never_tap_patterns() -> tuple[tuple[RiskCategory, re.Pattern[str]], ...]:

@@ -167,6 +167,12 @@ _STAMPED = re.compile(r"(?<!\d)(?:(?:20\d\d[-/.])?\d{1,2}[-/.]\d{1,2}|\d{1,2}月
 # A phrase followed by a word naming a page about it ("充值记录（含自动充值）"): the heading of a
 # page of records or settings, not the step.
 _PLACE_AFTER = re.compile(r"(?:记录|明细|历史|设置|records?\b|history\b|settings?\b)")
+# A phrase said not to be needed: "无需输入支付密码", "without a verification code", "비밀번호 입력 없이".
+_NOT_NEEDED_BEFORE = re.compile(
+    r"(?:无需|无须|不需要|不需|不用|免去|免输|without(?: (?:a|an|the|your|any))?|no need (?:for|to \w+)"
+    r"(?: (?:a|an|the|your|any))?|\bno)\s*(?:输入|填写|enter(?:ing)?\s)?$"
+)
+_NOT_NEEDED_AFTER = re.compile(r"(?:not (?:needed|required)|(?:is |are )?optional|없이|不要|不要です|は不要)")
 _ENTRY_SHARE = 0.4  # a tappable container larger than this share of the screen is a page, not an entry
 
 # Packages of sensitive professional apps (medical, legal, government, banking).
@@ -292,12 +298,14 @@ def _find_checkout(screen: Screen) -> RiskFinding | None:
 
 def _states_a_status(text: str, match: re.Match[str]) -> bool:
     """Whether the phrase is a state already reached or not yet ("已实名认证", "未充值", "認証済み",
-    "인증 완료"), in a line recording how a past step ended ("支付宝 · 充值成功"), or names a page of
-    records about it ("充值记录（...）"): how things stand, not a step on this screen."""
+    "인증 완료"), in a line recording how a past step ended ("支付宝 · 充值成功"), names a page of
+    records about it ("充值记录（...）"), or says it is not needed ("扣款时无需输入支付密码", "no
+    payment password needed"): how things stand, not a step on this screen."""
     before = text[:match.start()].rstrip()
     after = text[match.end():].lstrip()
     return (before.endswith(_STATUS_BEFORE) or after.startswith(_STATUS_AFTER)
-            or _PLACE_AFTER.match(after) is not None or _OUTCOME_END.search(text) is not None)
+            or _PLACE_AFTER.match(after) is not None or _OUTCOME_END.search(text) is not None
+            or _NOT_NEEDED_BEFORE.search(before) is not None or _NOT_NEEDED_AFTER.match(after) is not None)
 
 
 def _shows_amount_to_pay(screen: Screen) -> bool:

@@ -33,9 +33,10 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import AppStatus, Capture, LineSpan, Query, SubTaskStatus
+from droidretriever.models import AppStatus, Capture, LineSpan, PageMode, Query, SubTaskStatus
 from inference.rules import find_goal_concepts, load_lexicon, match_concept
 from inference.rules.asks import AnswerFormat, AnswerRequest, read_answer_request
+from inference.rules.decomposer import choose_page_mode
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
     Item,
@@ -358,8 +359,9 @@ def _named_rows(app: _App, terms: QueryTerms, sections: Sequence[str]) -> list[s
 
 def _app_section(app: _App, request: AnswerRequest, today: date | None,
                  terms: QueryTerms, sections: Sequence[str],
-                 search_terms: Sequence[str] = ()) -> tuple[list[str], LineSpan | None]:
-    """The app's lines, and the span of them that copies its pages (relative to the section)."""
+                 search_terms: Sequence[str] = (), several: bool = False) -> tuple[list[str], LineSpan | None]:
+    """The app's lines, and the span of them that copies its pages (relative to the section).
+    ``several``: the question asks for a list of things ("which", "有哪些"), not one of them."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
     dump: LineSpan | None = None
@@ -379,9 +381,11 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         titled = app.concept_listing(sections)
         if titled is not None and (not records or _shows_more_than(titled[1], records)):
             listing, records = titled, []
-    if records and (not any(item.values for item in matches) or request.filters):
+    if records and (not any(item.values for item in matches) or request.filters
+                    or (several and _naming_the_term(records, (), sections)[1])):
         # The pages are lists of records, and what matched the question's words is a label
-        # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day):
+        # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day),
+        # or it asks which of them are of a kind only some name ("which video memberships"):
         # the records are the answer, those naming the search term when only some do.
         records, named = _naming_the_term(records, search_terms, sections)
         kept, said = select_records(records, request, today)
@@ -531,11 +535,12 @@ def write_extractive(
     grouped = _group_apps(captures, apps, terms)
     request = read_answer_request(query.text)
     sections = find_goal_concepts(query.text).targets  # "specs": the rows under 规格参数
+    several = choose_page_mode(query.text)[0] is PageMode.LIST_VIEW
     lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today, terms, sections, search_terms)
+        section, dump = _app_section(app, request, today, terms, sections, search_terms, several)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

@@ -169,3 +169,22 @@ def test_a_pay_button_is_still_never_tapped_a_content_card_may_be() -> None:
     mail = card("mail", 500, 322, "网易帐号中心", "网易帐号登录确认", "您的帐号在新设备上登录", "06-23 08:42")
     screen = screen_of(pay, mail)
     assert is_forbidden_tap(pay, screen) and not is_forbidden_tap(mail, screen)
+
+
+def test_a_list_headed_by_what_holds_the_goal_is_reached_when_its_records_name_it() -> None:
+    # "Which memberships renew by themselves?" (the lexicon: automatic payments hold renewals):
+    # the automatic payments page, whose records name renewals and memberships, is the list
+    # wanted. Before, the explorer backed out of it ("no concept of the goal heads the page").
+    goal = SubTask(id="t", app_label="Pay", package=PKG, goal="In Pay: 开通了自动续费的会员有哪些？",
+                   search_term=None, page_mode=PageMode.LIST_VIEW)
+    records = [card(f"r{n}", 400 + 220 * n, 200, name, f"自动扣款 · 连续包月 ¥{15 + n}/月", f"开通时间 2022-0{n + 1}-01")
+               for n, name in enumerate(("影视VIP会员", "动画会员", "单车骑行卡"))]
+    page = screen_of(heading("自动扣款"), *records, package=PKG)
+    evaluation = evaluate_by_rules(goal, page)
+    assert evaluation.complete, evaluation.reason
+    assert "holds what the goal asks for" in evaluation.reason
+    # A hub of short entries naming the goal is a way on, not the list.
+    hub = screen_of(heading("自动扣款"), *(card(f"e{n}", 400 + 150 * n, 120, label)
+                                          for n, label in enumerate(("会员自动续费", "会员中心", "帮助"))),
+                    package=PKG)
+    assert not evaluate_by_rules(goal, hub).complete

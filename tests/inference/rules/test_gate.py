@@ -151,3 +151,20 @@ def test_scrolls_back_and_waits_are_never_refused() -> None:
 def test_a_two_line_card_only_telling_of_a_post_is_not_a_send_button(
         label: str, category: RiskCategory | None) -> None:
     assert _tap(label) is category
+
+
+@pytest.mark.parametrize("label", ["免密支付/自动扣款", "小额免密支付", "Auto-pay", "Automatic payments",
+                                   "자동결제", "自動支払い", "自动充值"])
+def test_an_entry_naming_standing_arrangements_opens_their_page(label: str) -> None:
+    # Its act word is qualified by how it recurs ("免密|支付": paid without a password): the page
+    # listing the arrangements. Before, the gate and the skills refused it as a pay button, and
+    # a question about auto-pay services backed out of the payment settings page.
+    assert _tap(label) is None
+    assert not is_forbidden(label)
+
+
+@pytest.mark.parametrize("label", ["充值", "话费充值", "开通免密支付", "Enable auto-pay", "免密支付 立即开通",
+                                   "Pay now", "결제"])
+def test_a_bare_act_or_turning_an_arrangement_on_stays_the_persons(label: str) -> None:
+    assert _tap(label) is RiskCategory.PAYMENT
+    assert is_forbidden(label)

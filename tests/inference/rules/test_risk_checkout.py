@@ -121,3 +121,16 @@ def test_the_steps_themselves_still_pause() -> None:
     assert find_risk(screen_of(element("t", "Order", top=120), element("a", "Total ¥88.0", top=300),
                                button("支付", top=2100))) is not None
     assert find_risk(screen_of(*settings_page("支付"))) is not None  # a bare pay button: the step
+
+
+@pytest.mark.parametrize("caption", ["以下服务已开通免密支付，扣款时无需输入支付密码",
+                                     "No payment password needed for these services",
+                                     "Pay small amounts without a payment password"])
+def test_a_phrase_said_not_to_be_needed_is_not_the_pages_purpose(caption: str) -> None:
+    # A page listing password-free services explains that no payment password is asked for.
+    # Before, "支付密码" in that sentence paused the run as a payment screen.
+    page = screen_of(element("title", "免密支付", top=60), element("cap", caption, top=200),
+                     button("滴滴出行 | 免密支付 · 单笔限额¥500", top=400), button("美团 | 免密支付", top=560))
+    assert find_risk(page) is None
+    asks = screen_of(element("title", "支付", top=60), element("cap", "请输入支付密码", top=200))
+    assert find_risk(asks) is not None  # asking for it is the step

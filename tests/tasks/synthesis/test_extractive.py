@@ -221,3 +221,23 @@ def test_records_whose_text_only_mentions_what_the_question_names_are_all_kept()
     apps = [AppStatus(app_label="Feed", package=page.package, status=SubTaskStatus.COMPLETED)]
     stated = _stated(write_extractive(Query(text="Feed 上大家怎么看这部电影？"), [page], apps).markdown)
     assert all(author in stated for author, _ in posts), stated
+
+
+def test_a_question_asking_which_records_are_of_a_kind_gets_every_one_that_names_it() -> None:
+    """Standing payments, each with its price: the question asks which are memberships. Before,
+    the five best matches by the question's words were stated, a bike pass among them and one
+    membership left out; now every record naming the concept, and no other."""
+    cards = ["单车 | 自动扣款 · 骑行卡到期自动续费 ¥15/月 | 开通时间 2021-08-30",
+             "影视VIP会员 | 自动扣款 · 连续包月 ¥25/月 | 开通时间 2020-02-17",
+             "打车 | 免密支付 · 行程结束后自动扣款 | 开通时间 2021-03-14",
+             "视频大会员 | 自动扣款 · 连续包季 ¥58/季 | 开通时间 2023-02-11",
+             "外卖 | 免密支付 · 单笔限额¥300 | 开通时间 2020-11-02",
+             "电费 | 自动扣款 · 每月自动缴纳 | 开通时间 2020-05-20",
+             "动画会员 | 自动扣款 · 连续包月 ¥15/月 | 开通时间 2022-10-24"]
+    page = _page("自动扣款", *((card, 300 + 200 * n, 150) for n, card in enumerate(cards)))
+    apps = [AppStatus(app_label="Pay", package=page.package, status=SubTaskStatus.COMPLETED)]
+    stated = _stated(write_extractive(Query(text="Pay 里开通了自动续费的会员有哪些？每期多少钱？"), [page], apps).markdown)
+    for kept in ("影视VIP会员", "视频大会员", "动画会员", "¥58/季"):
+        assert kept in stated, stated
+    for left in ("单车", "打车", "外卖", "电费"):
+        assert left not in stated, stated
