@@ -70,6 +70,7 @@ _FRAME_TEXT = """
     has have had can could should would will how what which who whom whose when where why much many
     search open find show tell me my i you your it its this that these those there here please
     some any all each every just only also than then so not no yes get give most more less least
+    check see look list
 """
 _FRAME_WORDS = frozenset(_FRAME_TEXT.split())
 
@@ -158,6 +159,12 @@ def content_words(goal: str, ignore: Sequence[str] = ()) -> set[str]:
     return latin | chinese
 
 
+def _for_a_term(route: Route) -> bool:
+    """Whether ``route`` was learnt for a goal with a search term (its slot in the goal or a step)."""
+    return SEARCH_SLOT in route.goal or any(
+        isinstance(step.action, Input) and SEARCH_SLOT in step.action.text for step in route.steps)
+
+
 def _alike(words: set[str], wanted: set[str]) -> bool:
     """Two goals ask alike: they share a word of content, or neither has one besides its term."""
     return bool(words & wanted) if wanted else not words
@@ -238,10 +245,13 @@ class RouteMemory:
         # (not the goal's frame "In Taobao, search for", the app's names or grammar), or when
         # neither has one: "How much is {term} on Meituan?" asked for another term. Otherwise any
         # two questions about one app recall each other's routes through those words alone.
+        # Nor does a route that searched serve a goal with nothing to search for, or the reverse:
+        # the latest mail opened from the inbox is no way to the mails about a credit card.
         slotted = _slot(goal, search_term)
         wanted = content_words(slotted, ignore)
         routes = [r for r in self.load(package)
                   if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
+                  and _for_a_term(r) == bool(search_term)
                   and _alike(content_words(r.goal, ignore), wanted)]
         query = tokenize_goal(slotted)
         if not routes or not query:

@@ -134,8 +134,10 @@ _TABLE = re.compile(r"\b(?:as|in|make) a table\b|\btabulate\b|表格|[列做画]
 _NAMES = re.compile(r"\b(?:only|just) (?:the |their )?(?:names?|titles?)\b|\bnames? only\b|"
                     r"只要名字|只要名称|只列名字|只说名字|名字就行|名称就行|只要标题")
 _SENTENCE = re.compile(r"\b(?:in )?one sentence\b|\bin a sentence\b|一句话")
-_CHEAPEST = re.compile(r"\bcheapest\b|\blowest[- ]priced?\b|\bleast expensive\b|最便宜|价格最低|最低价")
-_DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|最贵|价格最高")
+_CHEAPEST = re.compile(r"\bcheapest\b|\blowest[- ]priced?\b|\bleast expensive\b|\bcosts? (?:the )?least\b|"
+                       r"最便宜|价格最低|最低价")
+_DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|\bcosts? (?:the )?most\b|"
+                      r"最贵|价格最高")
 _BEST_RATED = re.compile(r"\b(?:highest|best|top)[- ]rated\b|评分最高|口碑最好")
 # One record, the newest: "the last time", "最近一次" (not "last week", a date filter).
 _NEWEST = re.compile(r"\b(?:the |my )?(?:last|latest|most recent) (?:one|time)\b|最近一次|最近一笔|最后一次|上一次|最新一次")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from droidretriever.models import InstalledApp, PageMode, Plan, Query
+from droidretriever.text import has_cjk
 from inference.rules.apps import (
     find_mentioned_apps,
     names_for,
@@ -148,6 +149,9 @@ _TOPICS: tuple[_Topic, ...] = (
            ("QQ Music", "NetEase Cloud Music", "Spotify", "Apple Music"), (r"\bmusic\b", "音乐")),
 )
 
+# A possessive right before a noun: "my", "our", "我的" / "我" ("我购物车里"), "내", "나의", "私の", "自分の".
+_INSIDE = ("里", "中", "内", "裡")
+_POSSESSIVE = re.compile(r"(?:\bmy|\bour) $|我的?$|我们的$|(?:^|\s)(?:내|나의|우리) ?$|(?:私|自分|僕)の$")
 _PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
 # What an app itself takes on the phone (its storage, its cache): the app's info page in
 # Settings says it, not the app. "How much space does Taobao take up?", "淘宝占了多少存储空间",
@@ -310,12 +314,35 @@ def _quoted(text: str) -> bool:
 
 
 def _is_about_a_place(text: str, apps: Sequence[InstalledApp]) -> bool:
-    """The question asks for pages reached through hubs (Me, Settings), naming no entity. The apps'
-    names name no concept ("中国移动" names no country's page)."""
+    """The question asks for pages reached through hubs (Me, Settings), naming no entity, or for
+    what is in the person's own page ("the RAM in my cart", "我的购物车里"): the app's search looks
+    through its catalogue, not through what is the person's. The apps' names name no concept
+    ("中国移动" names no country's page)."""
     app = apps[0].label if apps else ""
-    named = find_goal_concepts(strip_app_names(text, apps), None, app).targets
+    stripped = strip_app_names(text, apps)
+    named = find_goal_concepts(stripped, None, app).targets
     concepts = load_lexicon().concepts
+    if any(_owned(stripped, concepts[c].labels) for c in named):
+        return True
     return not find_goal_concepts(text, None, app).entities and any(concepts[c].via for c in named)
+
+
+def _owned(text: str, labels: Sequence[str]) -> bool:
+    """Whether a label of a concept follows a possessive in ``text`` ("my cart", "我的购物车", "내
+    장바구니", "私のカート"): the person's own page of it."""
+    # An app's name stripped out leaves " , " ("my Taobao cart" -> "my , cart"): still my cart.
+    folded = " ".join(text.casefold().replace(" , ", " ").split())
+    for label in labels:
+        wanted = label.casefold()
+        for match in re.finditer(re.escape(wanted), folded):
+            before, after = folded[:match.start()], folded[match.end():]
+            whole = has_cjk(wanted) or not (before[-1:].isalpha() or after[:1].isalpha())
+            # A bare "我" is a possessive only before a place one is in ("我购物车里"): "离我最近"
+            # is "nearest to me", "我手机话费" is "my phone's credit" only by its 的-less grammar.
+            bare = before.endswith("我") and not before.endswith(("我的", "我们的")) and not after.startswith(_INSIDE)
+            if whole and _POSSESSIVE.search(before) and not bare:
+                return True
+    return False
 
 
 def _settings_app(installed: Sequence[InstalledApp]) -> InstalledApp | None:

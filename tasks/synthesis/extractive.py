@@ -46,7 +46,13 @@ from tasks.synthesis.items import (
     detect_items,
     read_query_terms,
 )
-from tasks.synthesis.records import describe_record, find_records, record_fields, select_records
+from tasks.synthesis.records import (
+    SUGGESTIONS,
+    describe_record,
+    find_records,
+    record_fields,
+    select_records,
+)
 from tasks.synthesis.rows import find_named_rows
 from tasks.synthesis.values import MeasureKind
 
@@ -359,9 +365,11 @@ def _named_rows(app: _App, terms: QueryTerms, sections: Sequence[str]) -> list[s
 
 def _app_section(app: _App, request: AnswerRequest, today: date | None,
                  terms: QueryTerms, sections: Sequence[str],
-                 search_terms: Sequence[str] = (), several: bool = False) -> tuple[list[str], LineSpan | None]:
+                 search_terms: Sequence[str] = (), several: bool = False,
+                 suggested: bool = False) -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section).
-    ``several``: the question asks for a list of things ("which", "有哪些"), not one of them."""
+    ``several``: the question asks for a list of things ("which", "有哪些"), not one of them;
+    ``suggested``: it asks for the app's suggestions ("what does it recommend")."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
     dump: LineSpan | None = None
@@ -373,7 +381,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
     lines += _named_rows(app, terms, sections)
     matches = app.matches
     listing = app.page_listing()
-    records = find_records(app.captures, app.items) if listing is None else []
+    records = find_records(app.captures, app.items, suggested=suggested) if listing is None else []
     if listing is None and not any(item.values for item in matches) and not (records and request.shaped):
         # A page titled by what the question asks for is listed whole, as it shows it (the rules
         # and the questions under them), unless its records are all it shows, or the question
@@ -415,7 +423,7 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
                 # answer once the question's filters, order and count are applied to it.
                 # They apply to the page's records when it has some: "the top 5" counts songs,
                 # not the caption over them.
-                records = _among(items, find_records(app.captures, app.items))
+                records = _among(items, find_records(app.captures, app.items, suggested=suggested))
                 if records:
                     count = f"{len(records)} record{'s' if len(records) != 1 else ''}"
                 kept, said = select_records(records or items, request, today)
@@ -536,11 +544,12 @@ def write_extractive(
     request = read_answer_request(query.text)
     sections = find_goal_concepts(query.text).targets  # "specs": the rows under 规格参数
     several = choose_page_mode(query.text)[0] is PageMode.LIST_VIEW
+    suggested = SUGGESTIONS.search(query.text.casefold()) is not None
     lines = [f"# {_cell(query.text)}", "", EXTRACTIVE_BANNER, ""]
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today, terms, sections, search_terms, several)
+        section, dump = _app_section(app, request, today, terms, sections, search_terms, several, suggested)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

@@ -25,12 +25,20 @@ from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import Item, ItemValue, dedupe_elements
 from tasks.synthesis.values import MeasureKind, read_measures
 
-__all__ = ["describe_record", "find_records", "record_fields", "select_records"]
+__all__ = ["SUGGESTIONS", "describe_record", "find_records", "record_fields", "select_records"]
 
 _FIELD_SPLIT = re.compile(r"\s*\|\s*")
 _SPACES = re.compile(r"[\s|]+")  # spaces and the "|" joining a card's texts
 _MIN_RECORDS = 2
 _FIELD_CHARS = 40  # a field of a record (a name, an artist, a route) is shorter than this
+_HEADING_CHARS = 24
+# A section heading over the app's suggestions, not the page's own records (en, zh, ko, ja).
+SUGGESTIONS = re.compile(
+    r"(?:you (?:may|might) (?:also )?like|recommended(?: for you)?|suggested(?: for you)?|"
+    r"more to (?:explore|love)|customers also (?:bought|viewed)|"
+    r"猜你喜欢|为你推荐|相关推荐|你可能(?:还)?喜欢|看了又看|大家都在买|推荐|"
+    r"추천(?: 상품)?|당신을 위한 추천|おすすめ(?:商品)?|あなたへのおすすめ)\W*"
+)
 _LINE_GAP = 0.4  # lines of one record sit closer than this share of the shorter line's height
 _DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)年(\d{1,2})月(?!\d)|"
                    r"(?<![\d-])(\d{1,2})[-/月](\d{1,2})日?(?![\d:])")
@@ -51,10 +59,13 @@ def record_fields(item: Item) -> tuple[str, ...]:
     return tuple(dict.fromkeys(fields))
 
 
-def find_records(captures: Sequence[Capture], items: Sequence[Item]) -> list[Item]:
+def find_records(captures: Sequence[Capture], items: Sequence[Item], *,
+                 suggested: bool = False) -> list[Item]:
     """The records of the captured pages: per page, its merged cards or its repeated blocks of lines,
     whichever list is longer; none when a page shows fewer than two. The same record seen twice
-    (at a seam of the stitched capture) is listed once."""
+    (at a seam of the stitched capture) is listed once. Under a heading of suggestions ("猜你喜欢",
+    "You may also like") below the page's own records, the app's suggestions are not the page's
+    records (the cart's items are), unless ``suggested``: the question asks for them."""
     records: list[Item] = []
     for capture in captures:
         # A card by its element's whole text: a name that lost its "|" with a value read out of it
@@ -63,12 +74,25 @@ def find_records(captures: Sequence[Capture], items: Sequence[Item]) -> list[Ite
         cards = [c for c in whole if "|" in c.name and len(record_fields(c)) >= 2]
         blocks = _block_records(capture)
         found = cards if len(cards) >= len(blocks) else blocks
+        if not suggested:
+            found = _above_suggestions(capture, found)
         if len(found) >= _MIN_RECORDS:
             records += found
     unique: dict[tuple[str, tuple[str, ...]], Item] = {}
     for record in records:
         unique.setdefault((record.capture_id, record_fields(record)), record)
     return list(unique.values())
+
+
+def _above_suggestions(capture: Capture, records: list[Item]) -> list[Item]:
+    """``records`` above the page's heading of suggestions, when some are above it; else all."""
+    heading = min((e.bounds.top for e in capture.elements
+                   if not e.clickable and 0 < len(e.label.strip()) <= _HEADING_CHARS
+                   and SUGGESTIONS.fullmatch(e.label.strip().casefold())), default=None)
+    if heading is None:
+        return records
+    above = [r for r in records if r.name_box.top < heading]
+    return above if above else records
 
 
 def _whole_card(capture: Capture, item: Item) -> Item:

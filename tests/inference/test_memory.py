@@ -139,3 +139,19 @@ def test_a_route_is_recalled_only_for_a_goal_sharing_a_word_of_content() -> None
     just_the_term = 'In Meituan, search for "McFlurry": How much is a McFlurry on Meituan?'
     (match,) = memory.recall(PKG, just_the_term, search_term="McFlurry", ignore=names)
     assert match.route.goal.endswith("How much is a {search_term} on Meituan?")
+
+
+def test_a_route_that_searched_and_one_that_did_not_never_serve_each_other() -> None:
+    """"Check my latest mail in Mail and Notes" opened the newest mail from the inbox; "How much do I
+    owe on my cards? Check Mail and Notes" searches for "cards" and shares "Notes" with it. Before,
+    the inbox route was replayed for the cards and ended on the newest mail, about a login."""
+    memory = RouteMemory(InMemoryBlobStore())
+    inbox = [RouteStep(action=Tap(target="r1"), target=anchor_for(RESULTS, "r1"), fingerprint="results",
+                       anchors=("Big Mac", "麦当劳 (人民广场店)"))]
+    memory.record(PKG, "In Mail: Check my latest mail in Mail and Notes respectively.", inbox)
+    names = ("Mail",)
+    cards = 'In Mail, search for "cards": How much do I owe on my cards, and by when? Check Mail and Notes.'
+    assert memory.recall(PKG, cards, search_term="cards", ignore=names) == ()
+    memory.record(PKG, cards, learnt_steps(), search_term="cards")
+    newest = "In Mail: Which is my newest mail about cards? Check Mail and Notes."
+    assert all(m.route.steps == tuple(inbox) for m in memory.recall(PKG, newest, ignore=names))

@@ -231,9 +231,13 @@ def test_rules_navigate_to_account_and_settings_pages_instead_of_searching_for_t
         plan = decompose_by_rules(Query(text=question), INSTALLED)
         assert [s.search_term for s in plan.subtasks] == [None], question
         assert any("navigating to it rather than searching" in note for note in plan.notes)
-    # A thing named in the question is still searched for.
-    assert plan_summary("Show my orders of the VIVO X100 Ultra on JD") == [
+    # A thing named in the question is still searched for, unless it is looked for in the
+    # person's own page ("my orders"): the app's search finds products, not one's orders of them.
+    assert plan_summary("Show the order history of the VIVO X100 Ultra on JD") == [
         ("com.jingdong.app.mall", "VIVO X100 Ultra", PageMode.FOCUSED)
+    ]
+    assert plan_summary("Show my orders of the VIVO X100 Ultra on JD") == [
+        ("com.jingdong.app.mall", None, PageMode.FOCUSED)
     ]
 
 

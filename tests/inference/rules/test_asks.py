@@ -64,3 +64,9 @@ def test_times_of_day_and_dates_relative_to_the_phone() -> None:
     months = read_answer_request("trips from May to August").dates
     assert months is not None and months.months() == (5, 8)
     assert read_answer_request("5月到8月的账单").dates is not None
+
+
+def test_what_costs_the_most_or_least_is_one_record() -> None:
+    dearest = read_answer_request("Which item in my cart costs the most?")
+    assert (dearest.order, dearest.limit) == (Order.DEAREST, 1)
+    assert read_answer_request("What costs least here?").order is Order.CHEAPEST

@@ -78,3 +78,22 @@ def test_search_terms_keep_names_and_drop_grammar_dates_and_attributes(question:
 def test_a_name_spelt_with_its_possessive_stays_whole() -> None:
     # "McDonald's" is a brand of the lexicon, not the owner of something.
     assert extract_search_terms("Is a McDonald's Big Mac cheaper than a Whopper?", ()) [0].startswith("McDonald's")
+
+
+@pytest.mark.parametrize("question", [
+    "What is the warranty of the SSD in my JD cart?",
+    "京东上我的购物车里那个显示器多少钱？",
+    "What did I add to my JD shopping cart last?",
+])
+def test_what_is_in_the_persons_own_page_is_found_there_not_searched(question: str) -> None:
+    # The app's search looks through its catalogue: the SSD in my cart is in the cart. Before,
+    # "SSD" was searched in the store and the report was about products nobody put in a cart.
+    plan = decompose_by_rules(Query(text=question), INSTALLED)
+    assert [(s.app_label, s.search_term) for s in plan.subtasks] == [("JD", None)], plan.notes
+
+
+@pytest.mark.parametrize("question", ["美团上离我最近的麦当劳在哪？", "Find cart-friendly strollers on JD"])
+def test_a_possessive_that_owns_no_page_keeps_the_search(question: str) -> None:
+    # "离我最近" is "nearest to me", not "my latest"; a word that only contains a page's name owns nothing.
+    plan = decompose_by_rules(Query(text=question), INSTALLED)
+    assert all(s.search_term for s in plan.subtasks), plan.notes

@@ -9,6 +9,8 @@ from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
+from tasks.synthesis.items import detect_items, read_query_terms
+from tasks.synthesis.records import find_records
 from tasks.synthesis.report import publish_report, synthesize_report
 from tasks.synthesis.values import MeasureKind, read_measures
 from tests.tasks.synthesis.record_captures import CAPTURES_DIR
@@ -241,3 +243,25 @@ def test_a_question_asking_which_records_are_of_a_kind_gets_every_one_that_names
         assert kept in stated, stated
     for left in ("单车", "打车", "外卖", "电费"):
         assert left not in stated, stated
+
+
+def test_the_apps_suggestions_under_a_page_are_not_its_records() -> None:
+    """A cart with the shop's suggestions under it ("猜你喜欢"): the dearest item in the cart is one
+    of the cart's, not a suggested phone that costs more. Before, the suggestions were records."""
+    lines = []
+    for n, (name, price) in enumerate((("Socks 10 pairs", "¥29.90"), ("PC case", "¥269.00"), ("CPU 14 cores", "¥1599.00"))):
+        top = 300 + 260 * n
+        lines += [(name, top, 60), (f"{price}  x1", top + 70, 50), (f"加入时间 2025-06-2{n}", top + 130, 50)]
+    lines += [("猜你喜欢", 1200, 60)]
+    for n, (name, price) in enumerate((("Phone 512GB", "¥6299.00"), ("RAM 16GB", "¥219.00"))):
+        top = 1300 + 260 * n
+        lines += [(name, top, 60), (price, top + 70, 50), ("5万+人付款", top + 130, 50)]
+    page = _page("购物车", *lines)
+    apps = [AppStatus(app_label="Shop", package=page.package, status=SubTaskStatus.COMPLETED)]
+    stated = _stated(write_extractive(Query(text="Which item in my Shop cart costs the most?"), [page], apps).markdown)
+    assert "CPU 14 cores" in stated and "¥1599.00" in stated, stated
+    assert "Phone 512GB" not in stated and "Socks" not in stated, stated
+    # Asked for ("what do they recommend"), the suggestions are records too.
+    items = detect_items(page, read_query_terms("Which items does Shop recommend?"))
+    assert "Phone 512GB" not in [r.name for r in find_records([page], items)]
+    assert "Phone 512GB" in [r.name for r in find_records([page], items, suggested=True)]
