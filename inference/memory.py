@@ -42,6 +42,7 @@ from droidretriever.models import (
     utcnow,
 )
 from inference.errors import RouteMemoryError
+from inference.rules.page_type import shows_content
 from inference.rules.segment import is_function_word, split_words
 
 __all__ = [
@@ -159,12 +160,6 @@ def content_words(goal: str, ignore: Sequence[str] = ()) -> set[str]:
     return latin | chinese
 
 
-def _for_a_term(route: Route) -> bool:
-    """Whether ``route`` was learnt for a goal with a search term (its slot in the goal or a step)."""
-    return SEARCH_SLOT in route.goal or any(
-        isinstance(step.action, Input) and SEARCH_SLOT in step.action.text for step in route.steps)
-
-
 def _alike(words: set[str], wanted: set[str]) -> bool:
     """Two goals ask alike: they share a word of content, or neither has one besides its term."""
     return bool(words & wanted) if wanted else not words
@@ -245,13 +240,10 @@ class RouteMemory:
         # (not the goal's frame "In Taobao, search for", the app's names or grammar), or when
         # neither has one: "How much is {term} on Meituan?" asked for another term. Otherwise any
         # two questions about one app recall each other's routes through those words alone.
-        # Nor does a route that searched serve a goal with nothing to search for, or the reverse:
-        # the latest mail opened from the inbox is no way to the mails about a credit card.
         slotted = _slot(goal, search_term)
         wanted = content_words(slotted, ignore)
         routes = [r for r in self.load(package)
                   if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
-                  and _for_a_term(r) == bool(search_term)
                   and _alike(content_words(r.goal, ignore), wanted)]
         query = tokenize_goal(slotted)
         if not routes or not query:
@@ -291,9 +283,12 @@ class RouteMemory:
 class RouteReplay:
     """Replays one route step by step; any mismatch ends it (``None``) for the next policy."""
 
-    def __init__(self, route: Route, *, search_term: str | None = None) -> None:
+    def __init__(self, route: Route, *, search_term: str | None = None, goal: str | None = None) -> None:
+        """``goal``: the sub-task's goal; a route learnt for another goal replays up to the item it
+        opened, unless it searched (the search's result is checked against the term instead)."""
         self.route = route
         self._search_term = search_term
+        self._same_goal = goal is None or _slot(goal, search_term) == route.goal
         self._position = 0
         self.stopped_reason = ""
 
@@ -335,7 +330,23 @@ class RouteReplay:
         element_id = _find_anchor(step.target, screen)
         if element_id is None:
             return None
+        element = screen.element(element_id)
+        if (isinstance(action, Tap | LongPress) and not self._searches and element is not None
+                and shows_content(element, screen)
+                and not (self._same_goal and not self._search_term)
+                and not (self._search_term and _fold(self._search_term) in _fold(element.label))):
+            # A route that searched nothing opened an item of content for another question (the
+            # newest mail, for "the mails about credit cards"; the RAM in the cart, for "the dearest
+            # item in the cart"): the replay ends there and the item is chosen afresh.
+            self.stopped_reason = (f"step {self._position + 1} opens an item another question chose; "
+                                   "the item is chosen afresh")
+            return None
         return action.model_copy(update={"target": element_id})
+
+    @property
+    def _searches(self) -> bool:
+        """Whether the route types a search (its slot) on the way."""
+        return any(isinstance(s.action, Input) and SEARCH_SLOT in s.action.text for s in self.route.steps)
 
 
 def _find_anchor(anchor: ElementAnchor, screen: Screen) -> str | None:

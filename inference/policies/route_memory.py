@@ -103,7 +103,7 @@ class RouteMemoryPolicy:
             ignore=names_for(InstalledApp(label=subtask.app_label, package=subtask.package)),
         )
         if matches:
-            self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term)
+            self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term, goal=subtask.goal)
 
     def demote(self) -> bool:
         """The replayed route ended on a page judged not the target: count it against the route."""

@@ -159,8 +159,22 @@ class NavigationTry:
         self._note_empty_search(screen)
         repeats = self.seen[screen.fingerprint]
         self.seen[screen.fingerprint] += 1
-        decision: Decision | None
-        if self.targets.is_target(evaluation, screen, self.history):
+        decision: Decision | None = None
+        target = self.targets.is_target(evaluation, screen, self.history)
+        if not target:
+            replaying = self.targets.memory is not None and self.targets.memory.replaying
+            decision = self.chain.decide(PolicyContext(
+                subtask=self.subtask, perception=perception, page_type=page_type,
+                step=step_no, attempt=self.attempt, history=tuple(self.history),
+                visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
+                empty_searches=frozenset(self.run.empty_searches),
+                screenshot_png=observation.screenshot_png,
+            ))
+            if decision is None and replaying:
+                # The remembered route stopped on this page (its next step opened another
+                # question's item): the page is judged as if no route had led here.
+                target = self.targets.is_target(evaluation, screen, self.history)
+        if target:
             done = self.targets.capture(observation, screen, self.taken,
                                         confirmed=self.targets.confirms(evaluation))
             if done is not None:
@@ -169,14 +183,6 @@ class NavigationTry:
                 return done
             decision = Decision(action=Back(reason="back to the results for the next one"),
                                 policy=SKILLS, skill="back_to_branch")
-        else:
-            decision = self.chain.decide(PolicyContext(
-                subtask=self.subtask, perception=perception, page_type=page_type,
-                step=step_no, attempt=self.attempt, history=tuple(self.history),
-                visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
-                empty_searches=frozenset(self.run.empty_searches),
-                screenshot_png=observation.screenshot_png,
-            ))
         if decision is None:
             fallback = self.run.meter.pending_fallback("navigator")
             failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""

@@ -141,17 +141,25 @@ def test_a_route_is_recalled_only_for_a_goal_sharing_a_word_of_content() -> None
     assert match.route.goal.endswith("How much is a {search_term} on Meituan?")
 
 
-def test_a_route_that_searched_and_one_that_did_not_never_serve_each_other() -> None:
-    """"Check my latest mail in Mail and Notes" opened the newest mail from the inbox; "How much do I
-    owe on my cards? Check Mail and Notes" searches for "cards" and shares "Notes" with it. Before,
-    the inbox route was replayed for the cards and ended on the newest mail, about a login."""
+def test_a_route_that_searched_nothing_opens_no_item_for_another_question() -> None:
+    """"Check my latest mail" opened the newest mail from the inbox; "How much do I owe on my cards?
+    Check my mail" searches for "cards" and shares "mail" with it. Before, the inbox route was
+    replayed for the cards and ended on the newest mail, about a login; now the replay stops at
+    the mail, which another question chose, and the copilot chooses afresh."""
     memory = RouteMemory(InMemoryBlobStore())
-    inbox = [RouteStep(action=Tap(target="r1"), target=anchor_for(RESULTS, "r1"), fingerprint="results",
-                       anchors=("Big Mac", "麦当劳 (人民广场店)"))]
-    memory.record(PKG, "In Mail: Check my latest mail in Mail and Notes respectively.", inbox)
-    names = ("Mail",)
-    cards = 'In Mail, search for "cards": How much do I owe on my cards, and by when? Check Mail and Notes.'
-    assert memory.recall(PKG, cards, search_term="cards", ignore=names) == ()
-    memory.record(PKG, cards, learnt_steps(), search_term="cards")
-    newest = "In Mail: Which is my newest mail about cards? Check Mail and Notes."
-    assert all(m.route.steps == tuple(inbox) for m in memory.recall(PKG, newest, ignore=names))
+    mail = element("m1", "Account centre | Sign-in check | You signed in on a new phone | 08:42", top=400,
+                   height=240, clickable=True)
+    inbox = screen_of(element("t", "Inbox", top=100), mail, package=PKG, fingerprint="inbox")
+    memory.record(PKG, "In Mail: Check my latest mail.", [
+        RouteStep(action=Tap(target="m1"), target=anchor_for(inbox, "m1"), fingerprint="inbox",
+                  anchors=("Inbox",))])
+    cards = 'In Mail, search for "cards": How much do I owe on my cards? Check my mail.'
+    (match,) = memory.recall(PKG, cards, search_term="cards")
+    replay = RouteReplay(match.route, search_term="cards", goal=cards)
+    assert replay.next_action(inbox) is None
+    assert "another question chose" in replay.stopped_reason
+    # Nor for another question without a term ("the dearest item" after "the RAM in my cart")...
+    other = "In Mail: Which of my mails is the longest?"
+    assert RouteReplay(match.route, goal=other).next_action(inbox) is None
+    # ... while the same question asked again opens the newest mail, as it did.
+    assert RouteReplay(match.route, goal="In Mail: Check my latest mail.").next_action(inbox) is not None

@@ -31,3 +31,23 @@ def test_a_remembered_route_does_not_open_the_previous_questions_item(rig: Rig) 
     policies = [s.policy for s in second.trace.steps]
     assert "route_memory" in policies  # the route was replayed up to the search
     assert "Ultra" not in _product(second.captures[0]), _product(second.captures[0])
+
+
+def test_a_route_that_searched_nothing_stops_before_the_earlier_questions_item(rig: Rig) -> None:
+    """Two questions about the JD cart, no search: the first opened the mouse in the cart; the
+    second asks for the dearest item. Before, its replay opened the mouse again, a page judged
+    not the target, and the next try went back to the cart; now the replay stops at the cart,
+    which is the target, and nothing another question chose is opened."""
+    first = navigate_subtask(rig.copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask(
+        "jd-mouse", "JD", JD, "In JD: What is the DPI of the mouse (G502) in my JD cart?", None)))
+    assert first.status is SubTaskStatus.COMPLETED, first.reason
+    assert any("G502" in e.label for c in first.captures for e in c.elements if e.label.startswith("罗技"))
+    rig.sim.control.reset("boot")
+    second = navigate_subtask(rig.copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask(
+        "jd-dearest", "JD", JD, "In JD: Which item in my JD cart costs the most?", None)))
+    assert second.status is SubTaskStatus.COMPLETED, second.reason
+    assert "route_memory" in [s.policy for s in second.trace.steps]
+    opened = [str(s.action) for s in second.trace.steps if "G502" in str(s.action)]
+    assert not opened, opened  # the mouse was the first question's item
+    (cart,) = second.captures
+    assert sum(1 for e in cart.elements if "x1" in e.label) >= 3, [e.label for e in cart.elements]  # the cart's list
