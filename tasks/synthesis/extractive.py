@@ -472,15 +472,17 @@ def _shows_more_than(items: Sequence[Item], records: Sequence[Item]) -> bool:
 def _naming_the_term(records: list[Item], search_terms: Sequence[str],
                      sections: Sequence[str] = ()) -> tuple[list[Item], list[str]]:
     """The records naming one of the plan's search terms, when some do and others do not (the
-    "自动充值" rows of a list of top-ups), else those naming a concept the question asks for, in
-    any language ("高德打车" among the bills for a taxi ride), and what was applied; else all of them."""
+    "自动充值" rows of a list of top-ups), else those whose name names a concept the question asks
+    for, in any language ("高德打车" among the bills for a taxi ride), and what was applied; else all."""
     for term in search_terms:
         folded = term.casefold()
         naming = [r for r in records if folded in " ".join([r.name, *r.lines, *(v.quote for v in r.values)]).casefold()]
         if 0 < len(naming) < len(records):
             return naming, [f"naming {term!r}"]
     for concept in (load_lexicon().concepts[c] for c in sections):
-        naming = [r for r in records if any(match_concept(f, concept) for f in record_fields(r))]
+        # By its name: a post that mentions a cinema in passing is no more about films than the
+        # others under the same film, and a bill is named by its payee ("高德打车").
+        naming = [r for r in records if match_concept(record_fields(r)[0], concept)]
         if 0 < len(naming) < len(records):
             return naming, [f"naming {concept.labels[0]!r}"]
     return records, []
