@@ -1,6 +1,7 @@
 """What the agent never does in a person's name, as words in every language the lexicon knows.
 
-Paying, buying and confirming an order; logging in or signing up; deleting;
+Paying, buying and confirming an order, starting, renewing or upgrading a paid plan (a free
+trial too); logging in or signing up; deleting;
 agreeing, allowing, authorising and confirming; sending, replying, posting,
 sharing, following, liking and subscribing. A button labelled so is the
 person's to press: :func:`find_never_tap` names the category, and the risk gate
@@ -46,9 +47,14 @@ _NEVER: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
         r"\bpay\b", r"\bpayment\b", r"\bcheck ?out\b", r"\bplace (?:your )?order\b",
         r"\border now\b", r"\bbuy\b", r"\bpurchase\b", r"\bconfirm (?:order|payment|purchase)\b",
         r"\btop[- ]?up\b", r"\brecharge\b", r"\badd to (?:cart|bag|basket)\b", r"\btip\b",
+        # Starting, renewing or upgrading a paid plan is buying it, a free trial included.
+        r"\bupgrade\b", r"\brenew\b", r"\b(?:start|begin) (?:your |a |my )?(?:free )?trial\b",
+        r"\btry (?:it )?(?:for )?free\b", r"\bjoin (?:premium|vip|plus|prime|now)\b",
         "支付", "付款", "结算", "结账", "下单", "提交订单", "购买", "确认订单", "充值", "加入购物车",
-        "打赏", "결제", "주문", "구매", "구입", "충전", "장바구니 담기",
-        "支払", "お支払い", "注文", "購入", "チャージ", "カートに入れる",
+        "打赏", "开通", "续费", "办理", "升级会员", "升级vip", "免费试用",
+        "결제", "주문", "구매", "구입", "충전", "장바구니 담기", "업그레이드", "무료 체험",
+        "支払", "お支払い", "注文", "購入", "チャージ", "カートに入れる", "アップグレード", "無料体験",
+        "無料トライアル",
     )),
     (RiskCategory.LOGIN, _words(
         r"\blog ?in\b", r"\bsign ?in\b", r"\bsign ?up\b", r"\bregister\b",
@@ -69,7 +75,7 @@ _NEVER: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
     )),
     (RiskCategory.CONSENT, _words(
         r"\bagree\b", r"\baccept\b", r"\ballow\b", r"\bauthori[sz]e\b", r"\bconfirm\b",
-        r"\bgrant\b", r"\bcontinue with\b",
+        r"\bgrant\b", r"\bcontinue with\b", r"\bactivate\b",
         "同意", "允许", "授权", "确认", "동의", "허용", "확인", "許可", "確認",
     )),
 )
@@ -82,6 +88,7 @@ _REFUSAL = re.compile(
 )
 _LABEL_CHARS = 40  # a button's label is short; a longer text is content, not an action
 _ENTRY_CHARS = 24  # an entry naming a page is shorter still
+_STATE = ("已", "未")  # "已开通": done; "未支付": not yet
 # An entry naming a place to look ("Payment settings", "充值记录", "주문 내역", "注文履歴") opens a
 # page about the thing; it does not do it. Only when the label ends with the place, is short,
 # and urges nothing ("now", "立即", "confirm"): a hostile "Pay now - details" stays an action.
@@ -128,7 +135,8 @@ def find_never_tap(label: str) -> RiskCategory | None:
         return None
     folded = fold_for_matching(label[:_LABEL_CHARS])
     for category, pattern in _NEVER:
-        words = [m.group(0) for m in pattern.finditer(folded)]
+        # A state reached or not yet ("已开通的服务", "未支付") tells how things stand: no act.
+        words = [m.group(0) for m in pattern.finditer(folded) if not folded[:m.start()].endswith(_STATE)]
         if words and not (category is RiskCategory.SENDING and _only_told_of(label, words)):
             return category
     return None

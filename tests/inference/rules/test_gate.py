@@ -168,3 +168,17 @@ def test_an_entry_naming_standing_arrangements_opens_their_page(label: str) -> N
 def test_a_bare_act_or_turning_an_arrangement_on_stays_the_persons(label: str) -> None:
     assert _tap(label) is RiskCategory.PAYMENT
     assert is_forbidden(label)
+
+
+@pytest.mark.parametrize("label", ["立即开通", "开通会员", "立即续费", "升级会员", "免费试用", "Start free trial",
+                                   "Upgrade", "Join Premium", "Try free for 1 month", "무료 체험", "アップグレード"])
+def test_starting_renewing_or_upgrading_a_paid_plan_is_buying_it(label: str) -> None:
+    # A membership pop-up's "立即开通" or a trial that turns into a subscription. Before, any
+    # policy could press them: none of their words was on the list.
+    assert _tap(label) is RiskCategory.PAYMENT
+    assert is_forbidden(label)
+
+
+@pytest.mark.parametrize("label", ["已开通的服务", "开通记录", "续费管理", "Auto-renew"])
+def test_a_state_a_place_or_an_arrangement_of_a_plan_is_no_act(label: str) -> None:
+    assert _tap(label) is None
