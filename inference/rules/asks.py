@@ -6,10 +6,16 @@ names only, price at most 10 $. Understood, in English and Chinese:
 - format: a table ("as a table", "表格"), only the names ("only the names", "只要名字"),
   one sentence ("in one sentence", "一句话");
 - order and count: the cheapest / most expensive / highest rated (one record, or N with
-  "the 3 cheapest"), the newest ("the last time", "最近一次": one record), the top N / first N
-  ("top 5", "前5", "前三");
+  "the 3 cheapest"), the newest ("the last time", "最近一次": one record), the most often
+  listed across a page's lists ("most frequent", "出现次数最多"), the top N / first N ("top 5",
+  "前5", "前三");
+- position: one record by its place on a list ("number 7", "#7", "the 7th film", "第7名",
+  "排名第三"): the record ranked so, by the rank it shows or else its place;
 - filters: a number range with its unit ("under $10", "500元以下", "between 100 and 300",
-  "不超过200"), a time of day ("in the afternoon", "下午", "after 18:00", "晚上"), a date
+  "不超过200"), a count of something the records show ("more than a million followers",
+  "over 10k reviews", "粉丝超过100万", "播放量过百万"), a state the records show ("which
+  permissions were denied", "还在路上的快递", "unpaid orders"), a time of day ("in the
+  afternoon", "下午", "after 18:00", "晚上"), a date
   relative to the phone's clock ("last month", "上个月", "last week", "最近一周", "yesterday",
   "昨天", "today", "in 2024", "2024年").
 
@@ -24,8 +30,20 @@ from enum import StrEnum
 
 from droidretriever.models import Frozen
 
-__all__ = ["AnswerFormat", "AnswerRequest", "DateRange", "NumberRange", "Order", "TimeOfDay",
-           "read_answer_request", "strip_answer_shape"]
+__all__ = [
+    "AnswerFormat",
+    "AnswerRequest",
+    "CountRange",
+    "DateRange",
+    "NumberRange",
+    "Order",
+    "RecordState",
+    "TimeOfDay",
+    "read_answer_request",
+    "read_magnitude",
+    "record_state",
+    "strip_answer_shape",
+]
 
 
 class AnswerFormat(StrEnum):
@@ -41,6 +59,7 @@ class Order(StrEnum):
     DEAREST = "most expensive first"
     BEST_RATED = "highest rated first"
     NEWEST = "newest first"
+    MOST_FREQUENT = "most often listed first"
 
 
 class NumberRange(Frozen):
@@ -53,6 +72,20 @@ class NumberRange(Frozen):
 
     def holds(self, value: float) -> bool:
         return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+
+class CountRange(NumberRange):
+    """A number range over what the records count: ``counted`` are the words a question or a
+    record may use for it ("followers", "fans", "粉丝"), the question's own word first."""
+
+    counted: tuple[str, ...]
+
+
+class RecordState(Frozen):
+    """A state a record may be in ("in transit", "denied"), as the question said it (``words``)."""
+
+    state: str
+    words: str
 
 
 class TimeOfDay(Frozen):
@@ -109,21 +142,24 @@ class AnswerRequest(Frozen):
     format: AnswerFormat = AnswerFormat.LIST
     order: Order = Order.AS_SHOWN
     limit: int | None = None
+    position: int | None = None  # the record at this place on the list ("number 7", "第7名")
     price: NumberRange | None = None
+    count: CountRange | None = None
+    state: RecordState | None = None
     time_of_day: TimeOfDay | None = None
     dates: DateRange | None = None
 
     @property
     def filters(self) -> tuple[str, ...]:
         """The filters in words, as the question put them."""
-        found = (self.price, self.time_of_day, self.dates)
+        found = (self.price, self.count, self.state, self.time_of_day, self.dates)
         return tuple(f.words for f in found if f is not None)
 
     @property
     def shaped(self) -> bool:
         """Whether the question asks for anything beyond "list what the page shows"."""
         return (self.format is not AnswerFormat.LIST or self.order is not Order.AS_SHOWN
-                or self.limit is not None or bool(self.filters))
+                or self.limit is not None or self.position is not None or bool(self.filters))
 
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -140,9 +176,14 @@ _DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|\
                       r"最贵|价格最高")
 _BEST_RATED = re.compile(r"\b(?:highest|best|top)[- ]rated\b|评分最高|口碑最好")
 # One record, the newest: "the last time", "最近一次" (not "last week", a date filter).
+# Across lists: "the movies that appear most often across the charts", "出现次数最多".
+_MOST_FREQUENT = re.compile(r"\bmost (?:frequent|frequently|often)\b|\bappears? (?:the )?most\b|"
+                            r"\bon the most (?:lists|charts|rankings)\b|出现(?:次数)?最多|最常出现|上榜(?:次数)?最多|重复最多")
 _NEWEST = re.compile(r"\b(?:the |my )?(?:last|latest|most recent) (?:one|time)\b|最近一次|最近一笔|最后一次|上一次|最新一次")
 _TOP_N = re.compile(r"\b(?:top|first)\s+(\d+|one|two|three|four|five|ten)\b|前\s*(\d+|[一两二三四五六七八九十])\s*(?:名|个|条|位|首|部)?")
+# How many records an order keeps: "the 3 cheapest", "which 2 films ... most often", "最便宜的3款".
 _N_CHEAPEST = re.compile(r"\b(\d+|two|three|four|five) (?:cheapest|most expensive)\b|"
+                         r"\bwhich (\d{1,2}|two|three|four|five|ten)\b|"
                          r"(?:最便宜|价格最低|最低价|最贵|价格最高)的?\s*(\d+|[一两二三四五六七八九十])\s*(?:个|条|家|款|件|部)")
 _EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 
@@ -152,6 +193,87 @@ _BETWEEN = re.compile(rf"\bbetween\s*{_CUR}?\s*{_NUM}\s*{_CUR}?\s*and\s*{_CUR}?\
                       rf"{_CUR}?\s*{_NUM}\s*(?:-|–|~|到|至)\s*{_CUR}?\s*{_NUM}\s*{_CUR}")
 _CN_UNDER = re.compile(rf"(?:不超过|不到|低于|少于|小于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*(?:以下|以内|之内)")
 _CN_OVER = re.compile(rf"(?:超过|高于|大于|多于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*以上")
+
+# What list records count, each with the words (en, zh) a question or a record may use for it:
+# general vocabulary of apps' lists, no app's or task's own labels.
+_COUNTED: tuple[tuple[str, ...], ...] = (
+    ("followers", "follower", "fans", "粉丝", "关注者"),
+    ("views", "plays", "listens", "reads", "播放", "观看", "阅读", "浏览"),
+    ("likes", "upvotes", "点赞", "获赞", "赞"),
+    ("comments", "replies", "评论", "回复"),
+    ("reviews", "ratings", "评价"),
+    ("subscribers", "subscriptions", "订阅"),
+    ("sold", "sales", "purchases", "orders", "销量", "已售", "月售", "付款"),
+    ("downloads", "installs", "下载"),
+    ("members", "成员"),
+    ("answers", "回答"),
+)
+# Words after a number that make it an amount of something else (money, time, distance, size).
+_NOT_COUNTED = frozenset((
+    "dollars", "dollar", "yuan", "usd", "rmb", "euros", "pounds", "kilometers", "kilometres", "km", "miles",
+    "meters", "metres", "minutes", "mins", "hours", "hrs", "seconds", "days", "weeks", "months", "years",
+    "times", "percent", "gb", "mb", "kb", "tb", "items", "people", "stars", "points",
+))
+_MAGNITUDES = {"k": 1e3, "thousand": 1e3, "千": 1e3, "w": 1e4, "万": 1e4, "m": 1e6, "million": 1e6,
+               "mn": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "亿": 1e8}
+_MAGNITUDE = r"(?:thousand|million|billion|bn|mn|[kmbw](?![a-z])|[千万亿])"
+_CN_NUMERAL = r"[一两二三四五六七八九十百千]+"
+
+
+def _count_number(group: str = "") -> str:
+    """A count as a question writes it ("1,000", "10k", "a million", "100万", "百万"), its groups
+    named ``n`` and ``mag`` with ``group`` after them."""
+    return (rf"(?P<n{group}>\d+(?:,\d{{3}})*(?:\.\d+)?|an?|one|{_CN_NUMERAL}(?=[万亿]))"
+            rf"\s*(?P<mag{group}>{_MAGNITUDE})?")
+
+
+_MORE = r"more than|over|above|at least|upwards of|in excess of"
+_FEWER = r"fewer than|less than|under|below|at most|no more than|up to"
+_EN_COUNT = re.compile(rf"\b(?P<cmp>{_MORE}|{_FEWER})\s+{_count_number()}\+?\s+(?P<noun>[a-z]{{3,}})")
+_CN_MORE = r"超过|多于|大于|高于|不少于|至少|过"
+_CN_FEWER = r"不超过|不到|少于|低于|小于"
+_CN_NOUNS = "|".join(sorted((w for words in _COUNTED for w in words if not w.isascii()), key=len, reverse=True))
+_CN_UNIT = r"\s*[个位人次条]?\s*"
+# "粉丝超过100万", "超过1万人评价", "10万粉丝以上".
+_CN_COUNT = re.compile(
+    rf"(?P<noun>{_CN_NOUNS})(?:数量|数|量)?\s*(?P<cmp>{_CN_FEWER}|{_CN_MORE})\s*{_count_number()}"
+    rf"|(?P<cmp2>{_CN_FEWER}|{_CN_MORE})\s*{_count_number('2')}{_CN_UNIT}(?P<noun2>{_CN_NOUNS})"
+    rf"|{_count_number('3')}{_CN_UNIT}(?P<noun3>{_CN_NOUNS})(?:数量|数|量)?\s*(?P<cmp3>以上|以下)")
+
+# States of a list's records (a parcel, a permission, an order, a message), each with the words
+# (en, zh) that name it: general vocabulary, no app's own labels.
+_STATES: dict[str, tuple[str, ...]] = {
+    "in transit": ("in transit", "on the way", "on its way", "out for delivery", "shipped", "运输中", "在路上",
+                   "派送中", "配送中", "运送中", "已发货", "转运中"),
+    "awaiting pickup": ("ready for pickup", "awaiting pickup", "to be picked up", "待取件", "待取", "未取件"),
+    # Not "delivered": a parcel delivered to a station is waiting there, not yet handed over.
+    "signed for": ("signed for", "已签收", "已妥投"),
+    "denied": ("denied", "not allowed", "disallowed", "blocked", "rejected", "拒绝", "不允许", "未允许", "禁止",
+               "未授权"),
+    "allowed": ("allowed", "granted", "permitted", "允许", "已允许", "已授权"),
+    "unpaid": ("unpaid", "awaiting payment", "to be paid", "待付款", "待支付", "未付款", "未支付",
+               "没付款", "没支付"),
+    "cancelled": ("cancelled", "canceled", "已取消"),
+    "completed": ("completed", "已完成", "交易成功"),
+    "refunded": ("refunded", "已退款", "退款成功"),
+    "unread": ("unread", "未读"),
+}
+_STATE_WORDS = sorted(((w, state) for state, words in _STATES.items() for w in words),
+                      key=lambda pair: len(pair[0]), reverse=True)
+_STATE = re.compile("|".join(
+    rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w) for w, _ in _STATE_WORDS))
+_STATE_OF = dict(_STATE_WORDS)
+
+# One record by its place: "number 7", "#7", "No. 7", "ranked 3rd", "the 7th film", "第7名", "排名第三".
+_EN_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+                "ninth": 9, "tenth": 10}
+_POSITION = re.compile(
+    r"\b(?:number|no\.)\s*(\d{1,3})\b|(?<![\w#])#\s*(\d{1,3})\b|"
+    r"\brank(?:ed|s|ing)?\s+(?:number\s+|no\.\s*|#\s*)?(\d{1,3})(?:st|nd|rd|th)?\b|"
+    r"(?<!\bon )\bthe\s+(\d{1,3})(?:st|nd|rd|th)\s+(?!of\b|day\b|week\b|month\b|year\b)[a-z]{3,}|"
+    r"\bthe\s+(" + "|".join(_EN_ORDINALS) + r")\s+(?!of\b|day\b|week\b|month\b|year\b|half\b)[a-z]{3,}|"
+    r"排(?:名|行)?第\s*(\d{1,3}|[一两二三四五六七八九十百]+)|"
+    r"第\s*(\d{1,3}|[一两二三四五六七八九十百]+)\s*(?:名|位|个|部|首|条|本|款|家|项|本书|支)")
 
 # Times of day, in minutes after midnight.
 _PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, int], ...] = (
@@ -196,7 +318,7 @@ _WHEN = re.compile(
     r"(?<![\w.])(?:20\d\d\s*年|[12]?\d(?::\d\d)?\s*(?:am|pm)\b|[12]?\d:\d\d)|(?<![\d.])[12]?\d\s*点(?:\s*\d{1,2}\s*分?|半)?"
     r"(?:以前|之前|以后|之后|前|后)?|" + "|".join(p.pattern for p, _, _ in _PARTS_OF_DAY)
     + "|" + "|".join(p.pattern for p, _ in _DATES) + r"|\bright now\b", re.IGNORECASE)
-_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE, _AMOUNT, _WHEN, _TOP_N)),
+_SHAPE = re.compile("|".join(p.pattern for p in (_TABLE, _NAMES, _SENTENCE, _AMOUNT, _WHEN, _TOP_N, _POSITION)),
                     re.IGNORECASE)
 
 
@@ -215,8 +337,90 @@ def read_answer_request(question: str) -> AnswerRequest:
     fmt = (AnswerFormat.TABLE if _TABLE.search(text) else AnswerFormat.NAMES if _NAMES.search(text)
            else AnswerFormat.SENTENCE if _SENTENCE.search(text) else AnswerFormat.LIST)
     order, limit = _order(text)
-    return AnswerRequest(format=fmt, order=order, limit=limit, price=_price(text),
-                         time_of_day=_time_of_day(text), dates=_dates(text))
+    count = _count_range(text)
+    # "More than 1000 followers" counts followers; it is no price.
+    price = _price(text.replace(count.words, " ") if count else text)
+    said = _STATE.search(text)
+    state = RecordState(state=_STATE_OF[said.group(0)], words=said.group(0)) if said else None
+    return AnswerRequest(format=fmt, order=order, limit=limit, position=_position(text), price=price,
+                         count=count, state=state, time_of_day=_time_of_day(text), dates=_dates(text))
+
+
+def record_state(text: str) -> str | None:
+    """The state ``text`` shows, by its longest state word ("Not allowed": denied); None: none."""
+    found = [_STATE_OF[m.group(0)] for m in _STATE.finditer(text.casefold())]
+    return found[0] if len(set(found)) == 1 else None
+
+
+def read_magnitude(number: str, magnitude: str | None) -> float | None:
+    """``number`` (digits, "a", "one" or a Chinese numeral) times ``magnitude`` ("k", "million",
+    "万"...); None when it is no number or a word alone ("a" without "million")."""
+    factor = _MAGNITUDES.get((magnitude or "").casefold(), 1.0)
+    word = number.casefold()
+    if word in ("a", "an", "one"):
+        return factor if magnitude else None
+    if re.fullmatch(_CN_NUMERAL, word):
+        value = _cn_numeral(word)
+        return value * factor if value is not None else None
+    try:
+        return float(word.replace(",", "")) * factor
+    except ValueError:
+        return None
+
+
+def _cn_numeral(word: str) -> int | None:
+    """A Chinese numeral below ten thousand ("七", "十二", "三百", "百", "两千五百")."""
+    total, digit = 0, None
+    for char in word:
+        if char in _CN_DIGITS and char != "十":
+            digit = _CN_DIGITS[char]
+        elif char in "十百千":
+            total += (digit if digit is not None else 1) * {"十": 10, "百": 100, "千": 1000}[char]
+            digit = None
+        else:
+            return None
+    return total + (digit or 0)
+
+
+def _counted_words(noun: str) -> tuple[str, ...] | None:
+    """The words for what ``noun`` counts, ``noun`` first; None when it counts no such thing."""
+    folded = noun.casefold()
+    singular = folded[:-1] if folded.endswith("s") and not folded.endswith("ss") else folded
+    for words in _COUNTED:
+        if folded in words or f"{singular}s" in words:
+            return tuple(dict.fromkeys((folded, *words)))
+    if folded in _NOT_COUNTED or not folded.endswith("s") or folded.endswith("ss") or not folded.isascii():
+        return None
+    return (folded, singular)  # a plural noun the table does not know counts itself
+
+
+def _count_range(text: str) -> CountRange | None:
+    for match in _EN_COUNT.finditer(text):
+        value = read_magnitude(match["n"], match["mag"])
+        counted = _counted_words(match["noun"])
+        if value is not None and counted is not None:
+            side = "low" if re.fullmatch(_MORE, match["cmp"]) else "high"
+            return CountRange(**{side: value}, unit=counted[0], counted=counted, words=match.group(0).strip())
+    for match in _CN_COUNT.finditer(text):
+        number, magnitude, noun, comparison = next(
+            (match[f"n{i}"], match[f"mag{i}"], match[f"noun{i}"], match[f"cmp{i}"])
+            for i in ("", "2", "3") if match[f"n{i}"])
+        value = read_magnitude(number, magnitude)
+        counted = _counted_words(noun)
+        if value is not None and counted is not None:
+            more = comparison == "以上" or (comparison != "以下" and re.fullmatch(_CN_MORE, comparison))
+            side = "low" if more else "high"
+            return CountRange(**{side: value}, unit=counted[0], counted=counted, words=match.group(0).strip())
+    return None
+
+
+def _position(text: str) -> int | None:
+    match = _POSITION.search(text)
+    if match is None:
+        return None
+    word = next(g for g in match.groups() if g)
+    value = int(word) if word.isdigit() else _EN_ORDINALS.get(word) or _cn_numeral(word)
+    return value if value else None
 
 
 def _count(word: str) -> int:
@@ -230,7 +434,7 @@ def _order(text: str) -> tuple[Order, int | None]:
     limit = _count(next(g for g in top.groups() if g)) if top else None
     several = _N_CHEAPEST.search(text)
     for pattern, order in ((_CHEAPEST, Order.CHEAPEST), (_DEAREST, Order.DEAREST), (_BEST_RATED, Order.BEST_RATED),
-                           (_NEWEST, Order.NEWEST)):
+                           (_NEWEST, Order.NEWEST), (_MOST_FREQUENT, Order.MOST_FREQUENT)):
         if pattern.search(text):
             # "the cheapest one" is one record; "the 3 cheapest" or "top 5 cheapest" are more.
             return order, limit or (_count(next(g for g in several.groups() if g)) if several else 1)

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from droidretriever.models import AppStatus, Capture, LineSpan, PageMode, Query, SubTaskStatus
 from inference.rules import find_goal_concepts, load_lexicon, match_concept
-from inference.rules.asks import AnswerFormat, AnswerRequest, read_answer_request
+from inference.rules.asks import AnswerFormat, AnswerRequest, Order, read_answer_request
 from inference.rules.decomposer import choose_page_mode
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import (
@@ -48,8 +48,11 @@ from tasks.synthesis.items import (
 )
 from tasks.synthesis.records import (
     SUGGESTIONS,
+    describe_listing,
     describe_record,
     find_records,
+    in_named_section,
+    listed_most,
     record_fields,
     select_records,
 )
@@ -366,10 +369,11 @@ def _named_rows(app: _App, terms: QueryTerms, sections: Sequence[str]) -> list[s
 def _app_section(app: _App, request: AnswerRequest, today: date | None,
                  terms: QueryTerms, sections: Sequence[str],
                  search_terms: Sequence[str] = (), several: bool = False,
-                 suggested: bool = False) -> tuple[list[str], LineSpan | None]:
+                 suggested: bool = False, question: str = "") -> tuple[list[str], LineSpan | None]:
     """The app's lines, and the span of them that copies its pages (relative to the section).
     ``several``: the question asks for a list of things ("which", "有哪些"), not one of them;
-    ``suggested``: it asks for the app's suggestions ("what does it recommend")."""
+    ``suggested``: it asks for the app's suggestions ("what does it recommend"); ``question``: its
+    words, which may name the heading of one of a page's lists ("一生必看的电影")."""
     status = app.status.status if app.status else SubTaskStatus.COMPLETED
     lines = [f"## {_cell(app.label)} ({_STATUS_WORDS.get(status, status.value)})", ""]
     dump: LineSpan | None = None
@@ -389,15 +393,23 @@ def _app_section(app: _App, request: AnswerRequest, today: date | None,
         titled = app.concept_listing(sections)
         if titled is not None and (not records or _shows_more_than(titled[1], records)):
             listing, records = titled, []
-    if records and (not any(item.values for item in matches) or request.filters
-                    or (several and _naming_the_term(records, (), sections)[1])):
+    if records and request.order is Order.MOST_FREQUENT:
+        # "The movies that appear most often across the charts": what the page's lists name
+        # most, each with every list naming it.
+        listings = listed_most(app.captures, records, request.limit or 1)
+        lines += [f"The captured {app.pages_of(records)} {len(records)} records; applied: "
+                  f"{request.order.value}, the first {len(listings)}:", ""]
+        lines += [f"- {describe_listing(listing)}" for listing in listings]
+    elif records and (not any(item.values for item in matches) or request.filters
+                      or (several and _naming_the_term(records, (), sections)[1])):
         # The pages are lists of records, and what matched the question's words is a label
         # (a tab, a heading) or nothing, or the question filters (dates, prices, times of day),
         # or it asks which of them are of a kind only some name ("which video memberships"):
         # the records are the answer, those naming the search term when only some do.
+        records, under = in_named_section(app.captures, records, question)
         records, named = _naming_the_term(records, search_terms, sections)
         kept, said = select_records(records, request, today)
-        said = [*named, *said]
+        said = [*under, *named, *said]
         applied = f"; applied: {'; '.join(said)}" if said else ""
         lines += [f"The captured {app.pages_of(records)} {len(records)} "
                   f"record{'s' if len(records) != 1 else ''}, each with all its fields{applied}"
@@ -551,7 +563,8 @@ def write_extractive(
     lines += _comparison(grouped)
     dumps: list[LineSpan] = []
     for app in grouped:
-        section, dump = _app_section(app, request, today, terms, sections, search_terms, several, suggested)
+        section, dump = _app_section(app, request, today, terms, sections, search_terms, several, suggested,
+                                     query.text)
         if dump is not None and dump.end > dump.start:
             dumps.append(LineSpan(start=len(lines) + dump.start, end=len(lines) + dump.end))
         lines += section

@@ -18,14 +18,33 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import NamedTuple
 
-from droidretriever.models import Capture, UIElement
-from inference.rules.asks import AnswerFormat, AnswerRequest, Order
+from droidretriever.models import Bounds, Capture, UIElement
+from droidretriever.text import has_cjk
+from inference.rules.asks import (
+    AnswerFormat,
+    AnswerRequest,
+    CountRange,
+    Order,
+    read_magnitude,
+    record_state,
+)
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import Item, ItemValue, dedupe_elements
 from tasks.synthesis.values import MeasureKind, read_measures
 
-__all__ = ["SUGGESTIONS", "describe_record", "find_records", "record_fields", "select_records"]
+__all__ = [
+    "SUGGESTIONS",
+    "Listing",
+    "describe_listing",
+    "describe_record",
+    "find_records",
+    "in_named_section",
+    "listed_most",
+    "record_fields",
+    "select_records",
+]
 
 _FIELD_SPLIT = re.compile(r"\s*\|\s*")
 _SPACES = re.compile(r"[\s|]+")  # spaces and the "|" joining a card's texts
@@ -44,6 +63,11 @@ _DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)�
                    r"(?<![\d-])(\d{1,2})[-/月](\d{1,2})日?(?![\d:])")
 _ANY_YEAR = date(2000, 1, 1)  # a leap year: a month range reads a yearless "2月29日" too
 _CLOCK = re.compile(r"(?<!\d)([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+# A count as records show it, before or after what it counts: "1.2M followers", "120万粉丝",
+# "粉丝 120万", "Likes: 3,400".
+_COUNT_NUMBER = r"(?<![\d.,])(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)\s*(?P<mag>thousand|million|billion|[kKmMbBwW](?![a-zA-Z])|[千万亿])?"
+# A rank a record starts with: "7. 美丽人生", "No.7", "#7", "TOP7".
+_RANK = re.compile(r"^\s*(?:no\.?\s*|#\s*|top\s*)?(\d{1,3})(?:[.、):：]|\s|$)", re.IGNORECASE)
 
 
 def record_fields(item: Item) -> tuple[str, ...]:
@@ -78,10 +102,115 @@ def find_records(captures: Sequence[Capture], items: Sequence[Item], *,
             found = _above_suggestions(capture, found)
         if len(found) >= _MIN_RECORDS:
             records += found
-    unique: dict[tuple[str, tuple[str, ...]], Item] = {}
+    unique: list[Item] = []
     for record in records:
-        unique.setdefault((record.capture_id, record_fields(record)), record)
-    return list(unique.values())
+        if not any(_seam_copy(record, seen) for seen in unique):
+            unique.append(record)
+    return unique
+
+
+def _seam_copy(record: Item, other: Item) -> bool:
+    """Whether ``record`` is ``other`` seen twice at a seam of the stitched page: the same fields
+    where it stands. The same fields elsewhere on the page are another listing of the same thing
+    (a film on two charts)."""
+    if record.capture_id != other.capture_id or record_fields(record) != record_fields(other):
+        return False
+    a, b = record.name_box, other.name_box
+    return abs(a.top - b.top) < max(a.height, b.height, 1)
+
+
+def in_named_section(captures: Sequence[Capture], records: list[Item],
+                     question: str) -> tuple[list[Item], list[str]]:
+    """The records under a heading the question names, when a page has several lists under headings
+    ("一生必看的电影" among four charts); and what was applied. Else all of them, nothing said.
+
+    A heading is a short text that is no part of a record and no button; the named heading's
+    section runs down to the next heading."""
+    wanted = _SPACES.sub("", question).casefold()
+    kept: list[Item] = []
+    named: list[str] = []
+    for capture in captures:
+        own = [r for r in records if r.capture_id == capture.id]
+        headings = _headings(capture, own)
+        chosen = next((h for h in headings if _names_heading(wanted, h.label)), None)
+        if chosen is None or not own:
+            kept += own
+            continue
+        below = [h.bounds.top for h in headings if h.bounds.top > chosen.bounds.top]
+        end = min(below, default=None)
+        section = [r for r in own if r.name_box.top >= chosen.bounds.bottom and (end is None or r.name_box.top < end)]
+        if section and len(section) < len(own):
+            kept += section
+            named.append(f"under {chosen.label.strip()!r}")
+        else:
+            kept += own
+    return kept, list(dict.fromkeys(named))
+
+
+class Listing(NamedTuple):
+    """One thing the records list, and each record listing it with the heading it is under."""
+
+    name: str
+    records: tuple[tuple[Item, UIElement | None], ...]
+
+
+def listed_most(captures: Sequence[Capture], records: Sequence[Item], limit: int) -> list[Listing]:
+    """The ``limit`` things the records list most often, most first (ties in reading order): the
+    same film on several charts of a page, each listing with the heading of its list."""
+    listings: dict[str, list[tuple[Item, UIElement | None]]] = {}
+    names: dict[str, str] = {}
+    for capture in captures:
+        own = [r for r in records if r.capture_id == capture.id]
+        headings = _headings(capture, own)
+        for record in own:
+            name = _unranked(record)
+            key = _SPACES.sub("", name).casefold()
+            above = [h for h in headings if h.bounds.bottom <= record.name_box.top]
+            listings.setdefault(key, []).append((record, above[-1] if above else None))
+            names.setdefault(key, name)
+    ranked = sorted(listings, key=lambda k: -len(listings[k]))  # stable: ties keep reading order
+    return [Listing(name=names[k], records=tuple(listings[k])) for k in ranked[:limit]]
+
+
+def describe_listing(listing: Listing) -> str:
+    """A thing listed N times, with where: each list's heading and the record, cited."""
+    places = []
+    for record, heading in listing.records:
+        under = f"under {heading.label.strip()} {format_citation(record.capture_id, heading.label)} " \
+            if heading is not None else ""
+        places.append(f"{under}as {_FIELD_SPLIT.split(record.name)[0]} "
+                      f"{format_citation(record.capture_id, record.name_quote)}")
+    times = len(listing.records)
+    return f"**{listing.name}** · listed {times} time{'s' if times != 1 else ''}: {'; '.join(places)}"
+
+
+def _unranked(record: Item) -> str:
+    """The record's name without the rank it starts with ("7. 美丽人生 (1997)" -> "美丽人生 (1997)")."""
+    fields = record_fields(record)
+    name = fields[0] if fields else record.name
+    rank = _RANK.match(name)
+    return name[rank.end():].strip() if rank else name.strip()
+
+
+def _headings(capture: Capture, records: Sequence[Item]) -> list[UIElement]:
+    """The headings of ``capture``, top to bottom: short texts that are no part of a record and
+    no button or field."""
+    return sorted(
+        (e for e in capture.elements
+         if not e.clickable and not e.editable and 0 < len(e.label.strip()) <= _HEADING_CHARS
+         and not any(_inside(e.bounds, r.name_box) for r in records)),
+        key=lambda e: e.bounds.top)
+
+
+def _names_heading(question: str, label: str) -> bool:
+    """Whether ``question`` (spaces removed, case folded) names the heading ``label``."""
+    heading = _SPACES.sub("", label).casefold().strip(".:：·")
+    return len(heading) >= (3 if has_cjk(heading) else 6) and heading in question
+
+
+def _inside(inner: Bounds, outer: Bounds) -> bool:
+    return (outer.left <= inner.left and inner.right <= outer.right
+            and outer.top <= inner.top and inner.bottom <= outer.bottom)
 
 
 def _above_suggestions(capture: Capture, records: list[Item]) -> list[Item]:
@@ -164,6 +293,18 @@ def select_records(records: Sequence[Item], request: AnswerRequest,
         if priced:
             kept = [r for r in priced if _price_of(r) is not None and request.price.holds(_price_of(r) or 0.0)]
             said.append(f"price {request.price.words}")
+    if request.count is not None:
+        counts = [(r, _count_of(r, request.count)) for r in kept]
+        if any(c is not None for _, c in counts):
+            kept = [r for r, c in counts if c is not None and request.count.holds(c)]
+            said.append(f"count {request.count.words}")
+    if request.state is not None:
+        # Only where the records are in different states, some in the one asked for.
+        states = [(r, record_state(" ".join(record_fields(r)))) for r in kept]
+        shown = {s for _, s in states if s is not None}
+        if request.state.state in shown and len(shown) >= 2:
+            kept = [r for r, s in states if s == request.state.state]
+            said.append(f"state: {request.state.words} ({request.state.state})")
     if request.time_of_day is not None:
         timed = [r for r in kept if _minutes_of(r) is not None]
         if timed:
@@ -214,10 +355,37 @@ def select_records(records: Sequence[Item], request: AnswerRequest,
             # Newest first; records of one day keep the page's order (lists put the newest on top).
             kept = [r for r, _ in sorted(stamped, key=lambda pair: pair[1], reverse=True)]
             said.append(request.order.value)
+    if request.position is not None:
+        kept, where = _at_position(kept, request.position, by_rank=request.order is Order.AS_SHOWN)
+        said.append(f"number {request.position} {where}")
     if request.limit is not None and len(kept) > request.limit:
         kept = kept[: request.limit]
         said.append(f"the first {request.limit}")
     return kept, said
+
+
+def _count_of(item: Item, count: CountRange) -> float | None:
+    """The number ``item`` shows next to a word for what ``count`` counts, magnitudes read."""
+    words = "|".join(rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w)
+                     for w in sorted(count.counted, key=len, reverse=True))
+    after = re.compile(rf"{_COUNT_NUMBER}\+?\s*[个位人次条]?\s*(?:{words})", re.IGNORECASE)
+    before = re.compile(rf"(?:{words})(?:数量|数|量)?\s*[:：]?\s*{_COUNT_NUMBER}", re.IGNORECASE)
+    text = " ".join(record_fields(item))
+    for pattern in (after, before):
+        match = pattern.search(text)
+        if match:
+            return read_magnitude(match["n"], match["mag"])
+    return None
+
+
+def _at_position(records: list[Item], position: int, *, by_rank: bool) -> tuple[list[Item], str]:
+    """The record at ``position``: by the rank the records show ("7. 美丽人生") when most show one
+    and ``by_rank``, else by place; and how it was found."""
+    ranks = [_RANK.match(record_fields(r)[0]) if record_fields(r) else None for r in records]
+    if by_rank and records and sum(1 for m in ranks if m) * 2 > len(records):
+        ranked = [r for r, m in zip(records, ranks, strict=True) if m and int(m.group(1)) == position]
+        return ranked, "by the rank shown"
+    return records[position - 1 : position], f"in the order shown (of {len(records)})"
 
 
 def _wrapped_months(first: int, last: int, today: date | None) -> tuple[date, date] | None:

@@ -145,8 +145,8 @@ _PATTERNS: tuple[tuple[MeasureKind, re.Pattern[str], _Reader], ...] = (
     (MeasureKind.RATING,
      re.compile(r"(?:rating|评分|★|⭐)\s?(?P<n>\d(?:\.\d)?)(?![\d.])"
                 r"|(?<![\d.])(?P<n2>\d(?:\.\d)?)\s?(?:分(?!钟)|★|stars?\b)", re.IGNORECASE), _rating),
-    (MeasureKind.DISTANCE,
-     re.compile(rf"(?P<n>{_NUM})\s?(?P<u>km|公里|米|m\b)", re.IGNORECASE), _distance),
+    # Metres are a lower-case "m": "1.2M followers" counts a million and more.
+    (MeasureKind.DISTANCE, re.compile(rf"(?P<n>{_NUM})\s?(?P<u>[kK][mM]|公里|米|m\b)"), _distance),
     (MeasureKind.TIME_OF_DAY, re.compile(r"(?<!\d)(?:[01]?\d|2[0-3]):[0-5]\d(?!\d)"), _clock),
 )
 

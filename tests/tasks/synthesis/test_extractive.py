@@ -48,6 +48,9 @@ def test_measures_in_chinese_and_english() -> None:
         "生效日期：2025年3月1日 · 阅读时长约 6 分钟": [],
         "视频时长12分钟": [],
         "6 min read": [],
+        # An upper-case M after a number counts millions; metres are "m", "km" either case.
+        "1.2M followers · 800m away": [(MeasureKind.DISTANCE, 800.0)],
+        "5KM": [(MeasureKind.DISTANCE, 5.0)],
     }
     for text, expected in cases.items():
         assert [(m.kind, m.value) for m in read_measures(text)] == expected, text

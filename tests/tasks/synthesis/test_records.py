@@ -187,3 +187,86 @@ def test_the_first_row_under_a_paragraph_is_a_record_of_its_own() -> None:
     written = write_extractive(Query(text="Which songs are on the Decade playlist in Music? As a table."), [capture], apps)
     rows = [line for line in written.markdown.splitlines() if line.startswith("| ") and "The Band" in line]
     assert [r.split(" ")[1] for r in rows] == ["Opening", "Second", "Third"], written.markdown
+
+
+def _cards_page(capture_id: str, rows: list[tuple[str, str]], headings: dict[int, str]) -> Capture:
+    """A page of clickable cards "NAME | DETAIL", with plain-text headings before the cards at the
+    given indexes."""
+    elements: list[UIElement] = []
+    top = 200
+    for index, (name, detail) in enumerate(rows):
+        if index in headings:
+            elements.append(UIElement(id=f"h{index}", text=headings[index],
+                                      bounds=Bounds(left=44, top=top, right=700, bottom=top + 70)))
+            top += 100
+        elements.append(UIElement(id=f"card{index}", text=f"{name} | {detail}", clickable=True,
+                                  bounds=Bounds(left=44, top=top, right=1036, bottom=top + 160)))
+        top += 190
+    return Capture(id=capture_id, run_id="run-lists", subtask_id="com.example.lists-1", package="com.example.lists",
+                   image_key=f"runs/run-lists/captures/{capture_id}.png", width=1080, height=top + 200,
+                   elements=tuple(elements), title="Lists")
+
+
+def _stated(markdown: str) -> list[str]:
+    return [re.sub(r"\[[^\]]*\]", "", line).strip() for line in markdown.splitlines() if line.startswith("- ")]
+
+
+def test_a_count_the_question_names_filters_the_records_with_magnitudes_read() -> None:
+    channels = [("Cooking with Ana", "2.4M subscribers · recipes"), ("Daily Tech", "850K subscribers"),
+                ("Garden Hour", "1,200,000 subscribers"), ("Tiny Homes", "95K subscribers")]
+    capture = _cards_page("cap-channels-1", channels, {})
+    apps = [AppStatus(app_label="Lists", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which channels have more than a million subscribers?"),
+                               [capture], apps).markdown
+    stated = _stated(written)
+    assert [line.split(" · ")[0] for line in stated] == ["- Cooking with Ana", "- Garden Hour"], written
+    assert "applied: count more than a million subscribers" in written
+    bloggers = [("博主甲", "粉丝 120万"), ("博主乙", "粉丝 80万"), ("博主丙", "3.5w粉丝"), ("博主丁", "粉丝 2.1万")]
+    chinese = _cards_page("cap-bloggers-1", bloggers, {})
+    written = write_extractive(Query(text="Lists上粉丝超过10万的博主有哪些？"), [chinese], apps).markdown
+    assert [line.split(" · ")[0] for line in _stated(written)] == ["- 博主甲", "- 博主乙"], written
+
+
+def test_the_record_at_a_place_on_the_list_under_the_heading_the_question_names() -> None:
+    """Two charts on one page, each ranked 1 to 4: "number 3 on the classics chart" is one book."""
+    new = [(f"{n}. New book {n}", f"{4.0 + n / 10}分") for n in range(1, 5)]
+    classics = [(f"{n}. Classic {n}", f"{9.0 - n / 10}分") for n in range(1, 5)]
+    capture = _cards_page("cap-charts-1", new + classics, {0: "本周新书榜", 4: "经典必读榜"})
+    apps = [AppStatus(app_label="Lists", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Lists 经典必读榜第3名是哪本书？"), [capture], apps).markdown
+    assert [line.split(" · ")[0] for line in _stated(written)] == ["- 3. Classic 3"], written
+    assert "under '经典必读榜'; number 3 by the rank shown" in written
+    # Without ranks on the records, the place in the order shown.
+    plain = _cards_page("cap-charts-2", [(name.split(". ")[1], detail) for name, detail in classics], {})
+    written = write_extractive(Query(text="Which is the 2nd book on the Lists chart?"), [plain], apps).markdown
+    assert [line.split(" · ")[0] for line in _stated(written)] == ["- Classic 2"], written
+
+
+def test_the_records_in_the_state_the_question_asks_for() -> None:
+    permissions = [("Camera", "Denied"), ("Contacts", "Allowed"), ("Phone", "Not allowed"),
+                   ("Storage", "Allowed only while in use")]
+    capture = _cards_page("cap-permissions-1", permissions, {})
+    apps = [AppStatus(app_label="Lists", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which permissions of Lists are not allowed?"), [capture], apps).markdown
+    assert [line.split(" · ")[0] for line in _stated(written)] == ["- Camera", "- Phone"], written
+    assert "state: not allowed (denied)" in written
+    orders = [("订单 1042", "待付款 · ¥56.00"), ("订单 1041", "已完成 · ¥23.50"), ("订单 1039", "待付款 · ¥12.00")]
+    chinese = _cards_page("cap-orders-1", orders, {})
+    written = write_extractive(Query(text="Lists 里哪些订单还没付款？"), [chinese], apps).markdown
+    assert [line.split(" · ")[0] for line in _stated(written)] == ["- 订单 1042", "- 订单 1039"], written
+
+
+def test_what_the_lists_of_a_page_name_most_often_with_every_list_naming_it() -> None:
+    """Two charts share books at the same rank: each listing is a record of its own (before, the
+    same fields anywhere on the page were one record), and the book on both charts comes first."""
+    weekly = [("1. Tide Lines (2019)", "8.9分"), ("2. Paper Moons (2021)", "8.7分"), ("3. The Quiet Field (2015)", "8.5分")]
+    classic = [("1. Tide Lines (2019)", "8.9分"), ("2. Iron Orchard (1988)", "9.1分"), ("3. Paper Moons (2021)", "8.7分")]
+    capture = _cards_page("cap-charts-3", weekly + classic, {0: "Weekly chart", 3: "All-time classics"})
+    apps = [AppStatus(app_label="Lists", package=capture.package, status=SubTaskStatus.COMPLETED)]
+    written = write_extractive(Query(text="Which 2 books appear most often across the Lists charts?"),
+                               [capture], apps).markdown
+    assert "lists 6 records; applied: most often listed first, the first 2" in written, written
+    stated = _stated(written)
+    assert [line.split(" · ")[0] for line in stated] == ["- **Tide Lines (2019)**", "- **Paper Moons (2021)**"]
+    assert "listed 2 times: under Weekly chart" in stated[0] and "under All-time classics" in stated[0]
+    assert "[cap-charts-3(Weekly chart)]" in written and "[cap-charts-3(All-time classics)]" in written
