@@ -8,7 +8,9 @@ multilingual concepts of :mod:`inference.rules.lexicon`:
 2. an item naming an entity the goal spells ("Red Velvet", "F1") or one of its concepts;
 3. a navigation hub that usually leads there ("我的" / "Me" for personal data,
    "Settings" for settings-like goals);
-4. for a goal about the latest or newest thing, the newest item of the content:
+4. on the app's first page, when nothing above is there, the places where apps keep their own
+   pages: the profile tab ("Me", "You", "我的"), the menu, the settings;
+5. for a goal about the latest or newest thing, the newest item of the content:
    the one whose time or date ("10:24", "昨天", "06-23") is the latest when the
    items show one (mail, messages and feeds list newest first, chats last), else
    the topmost. On a page about the goal (the inbox for "my latest email") this
@@ -100,6 +102,10 @@ class ExplorePolicy:
             (score, e) for score, e in rank_entries(context, goal)
             if _entry_label(e) not in tried and _entry_label(e) not in self._tried_labels
         ]
+        at_root = screen.fingerprint == self._root or not context.history
+        if not ranked and at_root:
+            ranked = [(score, e) for score, e in _own_places(screen)
+                      if _entry_label(e) not in tried and _entry_label(e) not in self._tried_labels]
         title = next(iter(page_heading(screen)), screen.package)
         if ranked:
             score, element = ranked[0]
@@ -114,7 +120,7 @@ class ExplorePolicy:
                 policy=EXPLORE, skill="explore",
                 item_signature=item_signature(element, screen) if opens_item else None,
             )
-        if screen.fingerprint == self._root or not context.history:
+        if at_root:
             return None
         if _looks_further_down(context, goal):
             return Decision(action=Scroll(direction=ScrollDirection.DOWN,
@@ -200,6 +206,24 @@ def rank_entries(context: PolicyContext, goal: GoalConcepts) -> list[tuple[float
             scored = [t for t in scored if t[2] is not newest] + [(latest, -1, newest)]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(score, element) for score, _, element in scored]
+
+
+# Where apps keep the person's own pages and their settings, tried in this order from the app's
+# first page when nothing on it leads to the goal.
+_OWN_PLACES = ("me", "navigation", "settings")
+
+
+def _own_places(screen: Screen) -> list[tuple[float, UIElement]]:
+    """The entries of ``screen`` to the profile tab, the menu and the settings, in that order."""
+    concepts = load_lexicon().concepts
+    found: list[tuple[float, UIElement]] = []
+    for concept in (concepts[c] for c in _OWN_PLACES):
+        for element in screen.elements:
+            label = _entry_label(element)
+            if (_tappable(element, label, screen) and len(label) <= _ENTRY_CHARS
+                    and match_concept(label, concept) >= 0.5 and all(element is not e for _, e in found)):
+                found.append((_HUB_SCORE, element))
+    return found
 
 
 def _newest_item(screen: Screen, among: list[UIElement]) -> UIElement | None:

@@ -26,7 +26,7 @@ from inference.rules.apps import (
     strip_app_names,
 )
 from inference.rules.asks import strip_answer_shape
-from inference.rules.lexicon import find_goal_concepts, load_lexicon
+from inference.rules.lexicon import find_goal_concepts, load_lexicon, setting_change
 from inference.rules.plan import MAX_TERMS, build_plan
 from inference.rules.segment import is_function_word, split_words
 
@@ -199,7 +199,12 @@ def decompose_by_rules(query: Query, installed: Sequence[InstalledApp],
         terms = tuple(named) or terms
         apps = [settings_app]
         notes.append(f"a question about an app's {about_app}: answered in Settings, searching for the app")
-    if terms and about_app is None and not _quoted(query.text) and _is_about_a_place(query.text, apps):
+    if terms and about_app is None and not _quoted(query.text) and setting_change(query.text):
+        # "How do I turn off private messages?": a setting, on the app's settings pages, which
+        # its search (of posts, products) does not reach.
+        terms = ()
+        notes.append("asks how to switch a setting of the app: navigating to its settings rather than searching")
+    elif terms and about_app is None and not _quoted(query.text) and _is_about_a_place(query.text, apps):
         # "my ride expenses", "default currency units": pages reached through Me or
         # Settings, which an app's search box (for products, posts) does not find.
         terms = ()

@@ -33,7 +33,13 @@ from rapidfuzz import fuzz
 
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
 from droidretriever.text import has_cjk
-from inference.rules.lexicon import GoalConcepts, find_goal_concepts, load_lexicon, match_concept
+from inference.rules.lexicon import (
+    GoalConcepts,
+    find_goal_concepts,
+    load_lexicon,
+    match_concept,
+    setting_change,
+)
 from inference.rules.page_type import (
     detect_page_type,
     find_list_items,
@@ -66,6 +72,7 @@ _TITLE_COVER = 0.5  # share of a title the concept's label covers ("驾车方案
 _READOUT_CHARS = 24  # a label and its value ("话费余额 ¥63.50"); longer texts are content
 # A value: an amount with its currency, or a number with its unit ("18.6GB", "35 首", "80%").
 _READOUT_VALUE = re.compile(r"[¥￥$€£]\s?\d|\d(?:[\d.,]*\d)?\s?(?:%|[A-Za-z]{1,3}\b|[\u4e00-\u9fff])")
+_SETTING_CHARS = 60  # a setting's label ("Who can send you messages?"); longer texts explain it
 _TITLE_GAP = 0.03  # share of the screen height between a list's title and its first item
 
 
@@ -110,6 +117,11 @@ def evaluate_by_rules(subtask: SubTask, screen: Screen, *, searched: bool = Fals
         # a page about a concept holding what the goal asks for, whose records name it.
         held = held_by_heading(screen, goal)
         heading = tuple(c for c, _ in held)
+    if not heading and setting_change(subtask.goal) and (
+            page is PageType.SETTINGS or any(e.checkable for e in screen.elements)):
+        # "How do I turn off private messages?": the settings page (or a page of switches and
+        # choices) on which a setting names it ("Who can send you messages?") is where it is switched.
+        heading = setting_concepts(screen, goal)
     step = leading_entry(screen, goal, heading)
     if heading and page not in _NOT_A_PAGE:
         others = None
@@ -287,6 +299,21 @@ def heading_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
     concepts = load_lexicon().concepts
     heading = page_heading(screen)
     return tuple(c for c in goal.targets if any(match_concept(h, concepts[c]) for h in heading))
+
+
+def setting_concepts(screen: Screen, goal: GoalConcepts) -> tuple[str, ...]:
+    """The goal's concepts, all of them, when the label of a setting on the page names them (a
+    text, not an entry to tap: "Who can send you messages?"); else none."""
+    if not goal.targets:
+        return ()
+    concepts = load_lexicon().concepts
+    for text in screen.elements:
+        label = text.label.strip()
+        if text.clickable or text.editable or not 0 < len(label) <= _SETTING_CHARS:
+            continue
+        if all(match_concept(label, concepts[c]) for c in goal.targets):
+            return goal.targets
+    return ()
 
 
 def held_by_heading(screen: Screen, goal: GoalConcepts) -> tuple[tuple[str, str], ...]:

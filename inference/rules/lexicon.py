@@ -5,6 +5,12 @@
                                         entity words (names the goal spells, quoted text, and the
                                         other spellings the lexicon knows of a brand it names)
     match_concept(label, concept)       how much of ``label`` one of the concept's labels covers
+    setting_change(goal)                the words of a goal that asks how to change a setting of the
+                                        app ("How do I turn off ...", "如何关闭..."), or None
+
+A goal that asks how to change a setting is answered on the app's settings pages:
+its hubs are the settings and the privacy pages (and what leads to them), and the
+words asking how ("how to disable") name no concept.
 
 A goal names a concept through its English labels (rapidfuzz on words, plurals
 tolerated) or, written in another language, through any label it contains.
@@ -36,6 +42,7 @@ __all__ = [
     "find_goal_concepts",
     "load_lexicon",
     "match_concept",
+    "setting_change",
 ]
 
 LEXICON_FILE = Path(__file__).with_name("lexicon.yaml")
@@ -115,7 +122,9 @@ def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:
 def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str = "") -> GoalConcepts:
     """The concepts ``goal`` names, the hubs leading to them (2 levels), and its entity words."""
     lexicon = load_lexicon()
-    text = _without_cjk_names(goal, app_label).casefold()
+    asking_how = setting_change(goal)
+    # "How do I turn off ..." asks where a setting is: those words name no concept ("how to" no guide).
+    text = _without_cjk_names(goal.replace(asking_how, " , ") if asking_how else goal, app_label).casefold()
     words = [_singular(w) for w in _LATIN_WORD.findall(text)]
     named: dict[str, int] = {}
     spans: dict[str, set[int]] = {}  # word positions of the phrase that named each concept
@@ -137,7 +146,9 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
             other != c and named[other] > n and spans[c] <= spans[other] for other in named
         )
     }
-    via: dict[str, int] = {}
+    # A setting is changed on the settings pages: they lead to it, whatever it is.
+    setting_hubs = [hub for hub in _SETTING_HUBS if hub not in named] if asking_how else []
+    via: dict[str, int] = dict.fromkeys(setting_hubs, 1)
     frontier = [c for c in named if not lexicon.concepts[c].hub]
     for depth in (1, 2):
         nxt: list[str] = []
@@ -146,9 +157,26 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
                 if hub not in named and hub not in via:
                     via[hub] = depth
                     nxt.append(hub)
-        frontier = nxt
+        frontier = nxt + setting_hubs if depth == 1 else nxt
     entities = _entities(goal, search_term, app_label)
     return GoalConcepts(named=named, via=via, entities=tuple(dict.fromkeys((*entities, *spellings))))
+
+
+# How to switch something of the app on or off (en, zh, ko, ja): "How do I turn off ...", "如何关闭...".
+# Not "how to change my ticket" or "如何取消订单": those are about an order, not a setting.
+_SETTING_CHANGE = re.compile(
+    r"\b(?:how (?:do i |can i |to |do you |should i )?|where (?:do i |can i )?)(?:disable|turn off|turn on|"
+    r"switch off|switch on|enable|mute|block|hide|opt out of)\b|"
+    r"(?:怎么|如何|怎样|在哪里?)(?:才能)?(?:关闭|开启|屏蔽|禁止|关掉|隐藏|禁用|启用)|"
+    r"어떻게\s*(?:\S+\s*){0,3}?(?:끄|켜|차단|숨기)|どうやって.{0,12}?(?:オフ|オン|ブロック|非表示)",
+    re.IGNORECASE)
+_SETTING_HUBS = ("settings", "privacy")
+
+
+def setting_change(goal: str) -> str | None:
+    """The words of ``goal`` asking how to change a setting of the app, or None."""
+    match = _SETTING_CHANGE.search(goal)
+    return match.group(0) if match else None
 
 
 _ALTERNATIVES = re.compile(r"\s*[/／|]\s*")

@@ -131,6 +131,7 @@ _DIALOG_ONLY = (RiskCategory.CONSENT, RiskCategory.DELETION)
 # Screens these words name are one tap further when the words are on an entry (a hub's "充值",
 # a profile's "实名认证"): the screen that pays or signs in is the one whose purpose it is.
 _LINKED = (RiskCategory.PAYMENT, RiskCategory.LOGIN)
+_DIALOG_BUTTONS = 3  # a confirmation has at most these (cancel, confirm, and a third choice)
 
 # Going to the checkout: a browsing page's button, or the checkout screen's title.
 _CHECKOUT = _words(
@@ -224,6 +225,7 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
     has_form = any(not is_search_field(f, screen) for f in fields)
     is_form = len(fields) >= 2  # a search box alone is no form
     to_pay = _shows_amount_to_pay(screen)
+    hub = _lists_entries(screen)
     for element in screen.elements:
         if element.editable and is_search_field(element, screen):
             continue  # what a search field holds was typed (by the agent, perhaps in an earlier run)
@@ -241,6 +243,10 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                                                    or (not to_pay and _STAMPED.search(text) is not None)):
                 # An entry that leads to a payment or sign-in page, a page of records, a status, a
                 # line of a record stamped with when it happened (where nothing asks to be paid).
+                continue
+            if match and category is RiskCategory.DELETION and entry and hub:
+                # "Delete account" among the entries of a settings page leads to the deletion
+                # flow (never tapped); the step itself is its titled page or confirmation dialog.
                 continue
             if match and not _task_allows(category, lowered_task):
                 return RiskFinding(
@@ -336,6 +342,14 @@ def _task_allows(category: RiskCategory, task: str) -> bool:
 def _is_text_field(element: UIElement) -> bool:
     # Some apps mark read-only counters editable; a field to type in is an EditText.
     return element.editable and ("EditText" in element.class_name or not element.class_name)
+
+
+def _lists_entries(screen: Screen) -> bool:
+    """Whether ``screen`` is a page of entries (a settings list), not a dialog: more labelled
+    buttons than a confirmation's two or three, and no dialog window."""
+    if any("dialog" in e.class_name.lower() or "dialog" in e.resource_id.lower() for e in screen.elements):
+        return False
+    return sum(1 for e in screen.elements if e.clickable and e.label.strip()) > _DIALOG_BUTTONS
 
 
 def _is_dialog_like(screen: Screen) -> bool:

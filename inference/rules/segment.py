@@ -5,8 +5,9 @@ Stop words are then dropped as whole words: "上" (on) goes, "上海" stays.
 
 ``is_function_word`` reads jieba's part-of-speech tags: pronouns and question words
 ("哪些", "那次", "各"), Chinese numerals and counts ("几次", "多少", "一部"), time words
-("今晚", "现在"), adverbs, prepositions, conjunctions, particles, measure words and
-adjectives ("最高", "便宜") are never the thing a person searches for. jieba's dictionary
+("今晚", "现在", and a span of the calendar after 这 / 上 / 本: "这学期"), adverbs, prepositions,
+conjunctions, particles, measure words, adjectives ("最高", "便宜") and a verb with its aspect
+particle ("考了", "买过") are never the thing a person searches for. jieba's dictionary
 ships in its wheel; it is loaded once, on first use (about a second).
 """
 
@@ -27,6 +28,10 @@ __all__ = ["is_function_word", "shorter_terms", "split_words"]
 _FUNCTION_TAGS = frozenset({"r", "m", "t", "d", "p", "c", "u", "uj", "ul", "ug", "uz", "uv", "ud",
                             "f", "q", "a", "y", "e", "o"})
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Spans of the calendar: after 这 / 本 / 上 / 下 / 每 they say when ("这学期", "上个季度").
+_CALENDAR_UNITS = frozenset({"学期", "学年", "季度", "星期", "礼拜", "周", "月", "年", "周末", "半年"})
+_CALENDAR = re.compile(rf"[这本上下每]个?(?:{'|'.join(sorted(_CALENDAR_UNITS, key=len, reverse=True))})")
+_ASPECT = "了过着"  # particles that make a verb an act done or going on
 
 
 @lru_cache(maxsize=1)
@@ -59,7 +64,16 @@ def is_function_word(word: str, sentence: str) -> bool:
     here (the "8" of "碟中谍8", the "14600" of "i5-14600KF")."""
     if not _CJK.search(word):
         return False
-    return _tags(sentence).get(word, "") in _FUNCTION_TAGS
+    if _CALENDAR.fullmatch(word) or (word in _CALENDAR_UNITS and re.search(rf"[这本上下每]个?{word}", sentence)):
+        return True  # "这学期", "上个季度": when, like "今天"
+    tag = _tags(sentence).get(word)
+    if tag is None:
+        # A word the tagger cut in two: a verb with its aspect particle ("考了") is an act.
+        pieces = [(pair.word, pair.flag) for pair in _tagger().cut(word)]
+        return len(pieces) > 1 and pieces[0][1] == "v" and pieces[-1][1].startswith("u")
+    if tag == "v" and len(word) >= 2 and word[-1] in _ASPECT:
+        return True  # "看过", "买了": an act, not a thing
+    return tag in _FUNCTION_TAGS
 
 
 def shorter_terms(term: str) -> tuple[str, ...]:

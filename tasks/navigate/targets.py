@@ -178,8 +178,12 @@ class TargetPages:
         if subtask.search_term is not None and mentions_term(screen, subtask.search_term):
             return False  # the page shows what the sub-task searches for
         goal = find_goal_concepts(subtask.goal, subtask.search_term, subtask.app_label)
+        if not goal.targets:
+            # Nothing but the term to look for, and the term is not there: the page another
+            # sub-task of the question found ("学期" led to an exam notice; "绩点" is not on it).
+            return subtask.search_term is not None
         named = {*heading_concepts(screen, goal), *list_title_concepts(screen, goal)}
-        return bool(goal.targets) and not set(goal.targets) <= named
+        return not set(goal.targets) <= named
 
     def _demote(self, evaluation: Evaluation) -> None:
         if self.demoted or self.memory is None:

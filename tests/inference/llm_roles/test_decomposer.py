@@ -84,6 +84,19 @@ def test_rules_permissions_question_goes_to_settings() -> None:
 
 
 @pytest.mark.parametrize("question", [
+    "How do I turn off personalised ads on Taobao?",
+    "How to disable order notifications in JD?",
+    "怎么关闭美团的个性化推荐？",
+])
+def test_rules_switching_a_setting_navigates_instead_of_searching(question: str) -> None:
+    # Before, the setting's words were searched for in the app's catalogue of posts or products.
+    plan = decompose_by_rules(Query(text=question), INSTALLED)
+    assert len(plan.subtasks) == 1 and plan.subtasks[0].search_term is None, plan.subtasks
+    assert any("switch a setting" in n for n in plan.notes)
+    assert plan_summary("How to change a flight booked on Taobao?")[0][1] is not None  # an order, searched
+
+
+@pytest.mark.parametrize("question", [
     "How much space does JD take up on my phone?",
     "京东在手机上占用了多少空间？",
     "京东的缓存有多大？",
@@ -179,6 +192,18 @@ def test_task_verbs_never_become_search_terms(question: str, term: str) -> None:
     terms = extract_search_terms(question)
     assert terms[0] == term
     assert not any(word in " ".join(terms).lower() for word in ("ordering", "advise", "purchasing"))
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    ("我这学期平均绩点多少？数据结构考了几分？", ("绩点", "数据结构")),  # not "学期", not "数据结构考了"
+    ("上个季度的账单", ("账单",)),
+    ("我看过的电影有哪些", ("电影",)),
+    ("学期安排", ("学期安排",)),  # a semester's timetable names a thing: searched
+])
+def test_chinese_times_and_acts_never_become_search_terms(question: str, terms: tuple[str, ...]) -> None:
+    """"这学期" says when, like "今天"; "考了" / "看过" are acts done. Before, "学期" and "数据结构考了"
+    were searched for."""
+    assert extract_search_terms(question) == terms
 
 
 TOPIC_APPS = [

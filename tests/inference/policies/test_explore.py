@@ -360,3 +360,66 @@ def test_a_row_that_opens_nothing_is_read_on_the_page_that_lists_it() -> None:
     assert evaluation.complete, evaluation.reason
     cards = screen_of(title("账单"), *(r.model_copy(update={"clickable": True}) for r in rows), *texts)
     assert not evaluate_by_rules(goal, cards).complete
+
+
+# ----------------------------------------------------------------- switching a setting
+
+PROFILE_TAB_HOME = screen_of(
+    title("Example"),
+    element("feed0", "Why do cats purr? | 12 answers", top=500, height=400, clickable=True),
+    entry("tab_home", "Home", 2050, selected=True, width=360),
+    entry("tab_spaces", "Groups", 2050, left=360, width=360),
+    entry("tab_you", "You", 2050, left=720, width=360),
+    fingerprint="home-you",
+)
+
+
+def test_a_setting_question_names_the_settings_pages_and_not_a_guide() -> None:
+    for goal in ("How do I turn off read receipts on Example?", "如何关闭Example的个性化推荐",
+                 "How to disable private messages?"):
+        concepts = find_goal_concepts(goal)
+        assert concepts.via.get("settings") == 1 and concepts.via.get("privacy") == 1, goal
+        assert "guides" not in concepts.named, goal  # "how to" asks where, not for a guide
+        assert concepts.via.get("me") == 2, goal  # the profile tab leads to the settings
+    assert "settings" not in find_goal_concepts("How to change my train ticket?").via
+    assert "guides" in find_goal_concepts("Travel tips: how to visit Kyoto").named
+
+
+def test_on_the_first_page_with_nothing_named_the_profile_tab_is_tried() -> None:
+    """Before, nothing named the goal on the app's first page and the try ended there."""
+    goal = task("How to disable private messages on Example?")
+    decision = ExplorePolicy().decide(context(PROFILE_TAB_HOME, goal))
+    assert decision is not None and tapped_label(getattr(decision.action, "target", None), PROFILE_TAB_HOME) == "You"
+    plain = task("Show my notifications on Example")
+    decision = ExplorePolicy().decide(context(PROFILE_TAB_HOME, plain))
+    assert decision is not None and tapped_label(getattr(decision.action, "target", None), PROFILE_TAB_HOME) == "You"
+    # Deeper in, a page with nothing on the way goes back; it does not wander into the profile.
+    inner = screen_of(title("A question"), entry("tab_you", "You", 2050, left=720, width=360), fingerprint="inner")
+    moved = (TakenAction(action=Tap(target="feed0", reason="open"), instruction="Tap", policy="explore",
+                         fingerprint="home-you"),)
+    explorer = ExplorePolicy()
+    explorer.decide(context(PROFILE_TAB_HOME, plain))
+    assert isinstance(getattr(explorer.decide(context(inner, plain, history=moved)), "action", None), Back)
+
+
+def test_the_settings_page_naming_the_setting_is_the_answer() -> None:
+    goal = task("How to disable private messages on Example?")
+    privacy = screen_of(
+        title("Privacy"),
+        element("header", "Inbox Preferences", top=300),
+        element("who", "Who can send you messages?", top=420),
+        element("anyone", "Anyone", top=540, clickable=True, checkable=True, class_name="android.widget.CheckBox"),
+        element("no_one", "No one", top=660, clickable=True, checkable=True, class_name="android.widget.CheckBox"),
+        entry("blocked", "Blocked users", 800),
+        entry("download", "Download your data", 950),
+        entry("deactivate", "Deactivate account", 1100),
+        entry("delete", "Delete account", 1250),
+        fingerprint="privacy",
+    )
+    verdict = evaluate_by_rules(goal, privacy)
+    assert verdict.complete and not verdict.risk, verdict.reason
+    settings = screen_of(title("Settings"), entry("account", "Account", 300), entry("privacy", "Privacy", 450),
+                         entry("notify", "Notifications", 600), fingerprint="settings")
+    assert not evaluate_by_rules(goal, settings).complete
+    decision = ExplorePolicy().decide(context(settings, goal))
+    assert decision is not None and tapped_label(getattr(decision.action, "target", None), settings) == "Privacy"

@@ -134,3 +134,23 @@ def test_a_phrase_said_not_to_be_needed_is_not_the_pages_purpose(caption: str) -
     assert find_risk(page) is None
     asks = screen_of(element("title", "支付", top=60), element("cap", "请输入支付密码", top=200))
     assert find_risk(asks) is not None  # asking for it is the step
+
+
+def test_a_settings_page_listing_account_deletion_is_no_deletion_screen() -> None:
+    """"Delete account" as one entry of a settings page leads to the deletion flow (never tapped);
+    before, the page itself paused the run as a deletion screen, with nothing captured."""
+    settings = screen_of(
+        element("title", "Privacy", top=60),
+        *(button(label, top=300 + 150 * n) for n, label in enumerate(
+            ("Blocked users", "Download your data", "Deactivate account", "Delete account", "注销账号"))),
+    )
+    assert find_risk(settings) is None
+    # The deletion step itself still pauses: its page, titled so, and its confirmation dialog.
+    titled = screen_of(element("title", "Delete account", top=60), element("warn", "This cannot be undone", top=200),
+                       button("Continue", top=1900))
+    found = find_risk(titled)
+    assert found is not None and found.category is RiskCategory.DELETION
+    dialog = screen_of(element("t", "Delete your account?", top=900), button("Cancel", top=1200),
+                       button("Delete account", top=1200))
+    found = find_risk(dialog)
+    assert found is not None and found.category is RiskCategory.DELETION

@@ -3,8 +3,14 @@ opened is the one for this question's term, never the earlier question's item.""
 
 from __future__ import annotations
 
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import SimServer
+from droidretriever.config import BudgetSettings
 from droidretriever.models import Capture, SubTaskResult, SubTaskStatus, new_id
-from tasks.navigate import NavigateRequest, navigate_subtask
+from inference.memory import RouteMemory
+from inference.perception import Perceiver
+from storage import FakeObjectStore
+from tasks.navigate import Copilot, NavigateRequest, ObjectStoreBlobs, navigate_subtask
 from tests.tasks.navigate.conftest import Rig, subtask
 
 JD = "com.jingdong.app.mall"
@@ -51,3 +57,31 @@ def test_a_route_that_searched_nothing_stops_before_the_earlier_questions_item(r
     assert not opened, opened  # the mouse was the first question's item
     (cart,) = second.captures
     assert sum(1 for e in cart.elements if "x1" in e.label) >= 3, [e.label for e in cart.elements]  # the cart's list
+
+
+
+def test_a_route_another_term_of_the_question_found_is_not_this_terms_target(
+        catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver) -> None:
+    """One question, two terms, one app without search: the first term's notice was opened and
+    remembered. For the second term, the replay of that route ends on a page the term is not on
+    and the goal names no concept: before, it was captured as the target all the same; now the
+    route is not trusted there and the second term's own notice is found."""
+    server, driver = catalog_phone
+    server.control.reset("boot")
+    store = FakeObjectStore()
+    copilot = Copilot(driver=driver, perceiver=perceiver, store=store, budgets=BudgetSettings(),
+                      memory=RouteMemory(ObjectStoreBlobs(store)))
+    campus = "com.lantu.MobileCampus"
+    question = "In Mobile Campus: 期末考试安排和奖学金评审结果是什么？"
+    first = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask(
+        "campus-exams", "Mobile Campus", campus, question, "期末考试安排")))
+    assert first.status is SubTaskStatus.COMPLETED, first.reason
+    assert any("期末考试安排" in e.label for c in first.captures for e in c.elements)
+    server.control.reset("boot")
+    second = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask(
+        "campus-awards", "Mobile Campus", campus, question, "奖学金")))
+    assert second.status is SubTaskStatus.COMPLETED, second.reason
+    assert "route_memory" in [s.policy for s in second.trace.steps]
+    texts = [e.label for c in second.captures for e in c.elements]
+    assert any("奖学金" in t for t in texts), texts
+    assert not any("期末考试安排" in t for t in texts), texts
