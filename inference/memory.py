@@ -289,6 +289,8 @@ class RouteReplay:
         self.route = route
         self._search_term = search_term
         self._same_goal = goal is None or _slot(goal, search_term) == route.goal
+        # Whether the route types a search (its slot) on the way.
+        self._searches = any(isinstance(s.action, Input) and SEARCH_SLOT in s.action.text for s in route.steps)
         self._position = 0
         self.stopped_reason = ""
 
@@ -342,11 +344,6 @@ class RouteReplay:
                                    "the item is chosen afresh")
             return None
         return action.model_copy(update={"target": element_id})
-
-    @property
-    def _searches(self) -> bool:
-        """Whether the route types a search (its slot) on the way."""
-        return any(isinstance(s.action, Input) and SEARCH_SLOT in s.action.text for s in self.route.steps)
 
 
 def _find_anchor(anchor: ElementAnchor, screen: Screen) -> str | None:

@@ -71,6 +71,10 @@ class Bounds(Frozen):
         h = min(self.bottom, other.bottom) - max(self.top, other.top)
         return max(0, w) * max(0, h)
 
+    def encloses(self, other: Bounds) -> bool:
+        """Whether ``other``, a box with an area, lies wholly inside this one."""
+        return other.area > 0 and self.intersection(other) == other.area
+
     def iou(self, other: Bounds) -> float:
         inter = self.intersection(other)
         union = self.area + other.area - inter

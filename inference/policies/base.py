@@ -199,7 +199,7 @@ def item_signature(item: UIElement, screen: Screen) -> str:
     if not texts:
         texts = [
             e.label for e in screen.elements
-            if e is not item and e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0
+            if e is not item and e.label and item.bounds.encloses(e.bounds)
         ]
     key = _SPACE.sub(" ", " | ".join(texts)).strip().lower()[:120] or item.resource_id
     return hashlib.blake2b(key.encode(), digest_size=6).hexdigest()

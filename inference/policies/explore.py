@@ -239,7 +239,7 @@ def _newest_item(screen: Screen, among: list[UIElement]) -> UIElement | None:
 
 def _item_time(item: UIElement, screen: Screen) -> ItemTime | None:
     inner = [e.label for e in screen.elements
-             if e is not item and e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0]
+             if e is not item and e.label and item.bounds.encloses(e.bounds)]
     return read_item_time([*item.label.split(" | "), *inner])
 
 

@@ -497,12 +497,12 @@ def _item_text(item: UIElement, elements: tuple[UIElement, ...]) -> str:
     if item.label:
         return item.label
     return " | ".join(e.label for e in elements
-                      if e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0)
+                      if e.label and item.bounds.encloses(e.bounds))
 
 
 def _clickable_inside(item: UIElement, elements: tuple[UIElement, ...]) -> UIElement | None:
     return next(
-        (e for e in elements if e.clickable and item.bounds.intersection(e.bounds) == e.bounds.area > 0),
+        (e for e in elements if e.clickable and item.bounds.encloses(e.bounds)),
         None,
     )
 

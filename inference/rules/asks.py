@@ -31,6 +31,7 @@ from enum import StrEnum
 from droidretriever.models import Frozen
 
 __all__ = [
+    "MAGNITUDE",
     "AnswerFormat",
     "AnswerRequest",
     "CountRange",
@@ -216,7 +217,8 @@ _NOT_COUNTED = frozenset((
 ))
 _MAGNITUDES = {"k": 1e3, "thousand": 1e3, "千": 1e3, "w": 1e4, "万": 1e4, "m": 1e6, "million": 1e6,
                "mn": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "亿": 1e8}
-_MAGNITUDE = r"(?:thousand|million|billion|bn|mn|[kmbw](?![a-z])|[千万亿])"
+# A magnitude after a number ("10k", "1.2M", "2 million", "120万"), matched ignoring case.
+MAGNITUDE = r"(?:thousand|million|billion|bn|mn|[kmbw](?![a-z])|[千万亿])"
 _CN_NUMERAL = r"[一两二三四五六七八九十百千]+"
 
 
@@ -224,7 +226,7 @@ def _count_number(group: str = "") -> str:
     """A count as a question writes it ("1,000", "10k", "a million", "100万", "百万"), its groups
     named ``n`` and ``mag`` with ``group`` after them."""
     return (rf"(?P<n{group}>\d+(?:,\d{{3}})*(?:\.\d+)?|an?|one|{_CN_NUMERAL}(?=[万亿]))"
-            rf"\s*(?P<mag{group}>{_MAGNITUDE})?")
+            rf"\s*(?P<mag{group}>{MAGNITUDE})?")
 
 
 _MORE = r"more than|over|above|at least|upwards of|in excess of"

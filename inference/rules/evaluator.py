@@ -289,7 +289,7 @@ def find_readout(screen: Screen, term: str | None, goal: GoalConcepts) -> str | 
         if (element.clickable or element.editable or not 0 < len(label) <= _READOUT_CHARS
                 or not _READOUT_VALUE.search(label) or not names(label)):
             continue
-        if not any(b.intersection(element.bounds) == element.bounds.area > 0 for b in taps):
+        if not any(b.encloses(element.bounds) for b in taps):
             return label
     return None
 
@@ -335,7 +335,7 @@ def held_by_heading(screen: Screen, goal: GoalConcepts) -> tuple[tuple[str, str]
 def _all_text(item: UIElement, screen: Screen) -> str:
     """An item's label with the texts drawn inside it."""
     inner = [e.label for e in screen.elements if e is not item and e.label
-             and item.bounds.intersection(e.bounds) == e.bounds.area > 0]
+             and item.bounds.encloses(e.bounds)]
     return " ".join([item.label, *inner])
 
 
@@ -394,7 +394,7 @@ def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ..
             continue
         label = item.label or " ".join(
             e.label for e in screen.elements
-            if e.label and item.bounds.intersection(e.bounds) == e.bounds.area > 0
+            if e.label and item.bounds.encloses(e.bounds)
         )
         folded = label.casefold()
         if any(e in folded for e in entities) or any(match_concept(label, c) for c in wanted):
@@ -404,7 +404,7 @@ def _item_naming_more(screen: Screen, goal: GoalConcepts, heading: tuple[str, ..
 
 def _opens(item: UIElement, screen: Screen) -> bool:
     """Whether tapping ``item`` may open something: it is tappable, or inside a tappable card."""
-    return item.clickable or any(e.clickable and e.bounds.intersection(item.bounds) == item.bounds.area > 0
+    return item.clickable or any(e.clickable and e.bounds.encloses(item.bounds)
                                  for e in screen.elements)
 
 

@@ -168,7 +168,7 @@ def count_text_lines(member: UIElement, screen: Screen) -> int:
     inner = sum(
         1 for e in screen.elements
         if e is not member and e.label and not e.clickable
-        and member.bounds.intersection(e.bounds) == e.bounds.area > 0
+        and member.bounds.encloses(e.bounds)
     )
     return own + inner
 
@@ -183,7 +183,7 @@ def find_truncated_items(screen: Screen) -> tuple[UIElement, ...]:
     return tuple(
         card for card in screen.elements
         if card.clickable and count_text_lines(card, screen) >= _CARD_LINES
-        and any(card.bounds.intersection(cue.bounds) == cue.bounds.area > 0 for cue in cues)
+        and any(card.bounds.encloses(cue.bounds) for cue in cues)
     )
 
 
@@ -243,6 +243,6 @@ def _is_dialog_part(element: UIElement) -> bool:
 def _holds_labels(member: UIElement, screen: Screen) -> bool:
     """Whether another labelled element lies inside ``member`` (it is a container)."""
     return any(
-        e is not member and e.label and member.bounds.intersection(e.bounds) == e.bounds.area > 0
+        e is not member and e.label and member.bounds.encloses(e.bounds)
         for e in screen.elements
     )

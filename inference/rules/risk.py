@@ -325,7 +325,7 @@ def _is_entry(element: UIElement, screen: Screen) -> bool:
     limit = _ENTRY_SHARE * screen.width * screen.height
     return any(
         other.clickable and other is not element and 0 < other.bounds.area <= limit
-        and other.bounds.intersection(element.bounds) == element.bounds.area > 0
+        and other.bounds.encloses(element.bounds)
         for other in screen.elements
     )
 
@@ -347,16 +347,17 @@ def _is_text_field(element: UIElement) -> bool:
 def _lists_entries(screen: Screen) -> bool:
     """Whether ``screen`` is a page of entries (a settings list), not a dialog: more labelled
     buttons than a confirmation's two or three, and no dialog window."""
-    if any("dialog" in e.class_name.lower() or "dialog" in e.resource_id.lower() for e in screen.elements):
-        return False
-    return sum(1 for e in screen.elements if e.clickable and e.label.strip()) > _DIALOG_BUTTONS
+    return not _has_dialog_window(screen) and sum(
+        1 for e in screen.elements if e.clickable and e.label.strip()) > _DIALOG_BUTTONS
 
 
 def _is_dialog_like(screen: Screen) -> bool:
     """Few elements, or a bounded box narrower than the screen: a dialog or sheet."""
-    return len(screen.elements) <= 25 or any(
-        "dialog" in e.class_name.lower() or "dialog" in e.resource_id.lower() for e in screen.elements
-    )
+    return len(screen.elements) <= 25 or _has_dialog_window(screen)
+
+
+def _has_dialog_window(screen: Screen) -> bool:
+    return any("dialog" in e.class_name.lower() or "dialog" in e.resource_id.lower() for e in screen.elements)
 
 
 def _search_loose(pattern: re.Pattern[str], text: str) -> bool:

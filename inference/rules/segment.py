@@ -30,7 +30,8 @@ _FUNCTION_TAGS = frozenset({"r", "m", "t", "d", "p", "c", "u", "uj", "ul", "ug",
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # Spans of the calendar: after 这 / 本 / 上 / 下 / 每 they say when ("这学期", "上个季度").
 _CALENDAR_UNITS = frozenset({"学期", "学年", "季度", "星期", "礼拜", "周", "月", "年", "周末", "半年"})
-_CALENDAR = re.compile(rf"[这本上下每]个?(?:{'|'.join(sorted(_CALENDAR_UNITS, key=len, reverse=True))})")
+_THIS = "[这本上下每]个?"  # this, last, next, every
+_CALENDAR = re.compile(rf"{_THIS}(?:{'|'.join(sorted(_CALENDAR_UNITS, key=len, reverse=True))})")
 _ASPECT = "了过着"  # particles that make a verb an act done or going on
 
 
@@ -64,13 +65,13 @@ def is_function_word(word: str, sentence: str) -> bool:
     here (the "8" of "碟中谍8", the "14600" of "i5-14600KF")."""
     if not _CJK.search(word):
         return False
-    if _CALENDAR.fullmatch(word) or (word in _CALENDAR_UNITS and re.search(rf"[这本上下每]个?{word}", sentence)):
+    if _CALENDAR.fullmatch(word) or (word in _CALENDAR_UNITS and re.search(_THIS + word, sentence)):
         return True  # "这学期", "上个季度": when, like "今天"
     tag = _tags(sentence).get(word)
     if tag is None:
         # A word the tagger cut in two: a verb with its aspect particle ("考了") is an act.
-        pieces = [(pair.word, pair.flag) for pair in _tagger().cut(word)]
-        return len(pieces) > 1 and pieces[0][1] == "v" and pieces[-1][1].startswith("u")
+        flags = list(_tags(word).values())
+        return len(flags) > 1 and flags[0] == "v" and flags[-1].startswith("u")
     if tag == "v" and len(word) >= 2 and word[-1] in _ASPECT:
         return True  # "看过", "买了": an act, not a thing
     return tag in _FUNCTION_TAGS

@@ -267,7 +267,7 @@ def opens_result(decision: Decision, screen: Screen) -> bool:
     element = screen.element(action.target)
     items = find_list_items(screen)
     return element is not None and any(
-        item.bounds.intersection(element.bounds) == element.bounds.area > 0 for item in items
+        item.bounds.encloses(element.bounds) for item in items
     )
 
 

@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import NamedTuple
 
-from droidretriever.models import Bounds, Capture, UIElement
+from droidretriever.models import Capture, UIElement
 from droidretriever.text import has_cjk
 from inference.rules.asks import (
+    MAGNITUDE,
     AnswerFormat,
     AnswerRequest,
     CountRange,
@@ -64,8 +65,8 @@ _DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)�
 _ANY_YEAR = date(2000, 1, 1)  # a leap year: a month range reads a yearless "2月29日" too
 _CLOCK = re.compile(r"(?<!\d)([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 # A count as records show it, before or after what it counts: "1.2M followers", "120万粉丝",
-# "粉丝 120万", "Likes: 3,400".
-_COUNT_NUMBER = r"(?<![\d.,])(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)\s*(?P<mag>thousand|million|billion|[kKmMbBwW](?![a-zA-Z])|[千万亿])?"
+# "粉丝 120万", "Likes: 3,400" (its patterns ignore case).
+_COUNT_NUMBER = rf"(?<![\d.,])(?P<n>\d+(?:,\d{{3}})*(?:\.\d+)?)\s*(?P<mag>{MAGNITUDE})?"
 # A rank a record starts with: "7. 美丽人生", "No.7", "#7", "TOP7".
 _RANK = re.compile(r"^\s*(?:no\.?\s*|#\s*|top\s*)?(\d{1,3})(?:[.、):：]|\s|$)", re.IGNORECASE)
 
@@ -102,19 +103,20 @@ def find_records(captures: Sequence[Capture], items: Sequence[Item], *,
             found = _above_suggestions(capture, found)
         if len(found) >= _MIN_RECORDS:
             records += found
+    # The same fields where a record already stands are that record seen twice at a seam of the
+    # stitched page; elsewhere on the page they are another listing of the same thing (a film on
+    # two charts).
     unique: list[Item] = []
+    placed: dict[tuple[str, tuple[str, ...]], list[Item]] = {}
     for record in records:
-        if not any(_seam_copy(record, seen) for seen in unique):
+        same = placed.setdefault((record.capture_id, record_fields(record)), [])
+        if not any(_same_place(record, seen) for seen in same):
+            same.append(record)
             unique.append(record)
     return unique
 
 
-def _seam_copy(record: Item, other: Item) -> bool:
-    """Whether ``record`` is ``other`` seen twice at a seam of the stitched page: the same fields
-    where it stands. The same fields elsewhere on the page are another listing of the same thing
-    (a film on two charts)."""
-    if record.capture_id != other.capture_id or record_fields(record) != record_fields(other):
-        return False
+def _same_place(record: Item, other: Item) -> bool:
     a, b = record.name_box, other.name_box
     return abs(a.top - b.top) < max(a.height, b.height, 1)
 
@@ -186,10 +188,15 @@ def describe_listing(listing: Listing) -> str:
 
 def _unranked(record: Item) -> str:
     """The record's name without the rank it starts with ("7. 美丽人生 (1997)" -> "美丽人生 (1997)")."""
-    fields = record_fields(record)
-    name = fields[0] if fields else record.name
+    name = _name_field(record)
     rank = _RANK.match(name)
     return name[rank.end():].strip() if rank else name.strip()
+
+
+def _name_field(record: Item) -> str:
+    """The record's first field: its name."""
+    fields = record_fields(record)
+    return fields[0] if fields else record.name
 
 
 def _headings(capture: Capture, records: Sequence[Item]) -> list[UIElement]:
@@ -198,7 +205,7 @@ def _headings(capture: Capture, records: Sequence[Item]) -> list[UIElement]:
     return sorted(
         (e for e in capture.elements
          if not e.clickable and not e.editable and 0 < len(e.label.strip()) <= _HEADING_CHARS
-         and not any(_inside(e.bounds, r.name_box) for r in records)),
+         and not any(r.name_box.encloses(e.bounds) for r in records)),
         key=lambda e: e.bounds.top)
 
 
@@ -206,11 +213,6 @@ def _names_heading(question: str, label: str) -> bool:
     """Whether ``question`` (spaces removed, case folded) names the heading ``label``."""
     heading = _SPACES.sub("", label).casefold().strip(".:：·")
     return len(heading) >= (3 if has_cjk(heading) else 6) and heading in question
-
-
-def _inside(inner: Bounds, outer: Bounds) -> bool:
-    return (outer.left <= inner.left and inner.right <= outer.right
-            and outer.top <= inner.top and inner.bottom <= outer.bottom)
 
 
 def _above_suggestions(capture: Capture, records: list[Item]) -> list[Item]:
@@ -381,7 +383,7 @@ def _count_of(item: Item, count: CountRange) -> float | None:
 def _at_position(records: list[Item], position: int, *, by_rank: bool) -> tuple[list[Item], str]:
     """The record at ``position``: by the rank the records show ("7. 美丽人生") when most show one
     and ``by_rank``, else by place; and how it was found."""
-    ranks = [_RANK.match(record_fields(r)[0]) if record_fields(r) else None for r in records]
+    ranks = [_RANK.match(_name_field(r)) for r in records]
     if by_rank and records and sum(1 for m in ranks if m) * 2 > len(records):
         ranked = [r for r, m in zip(records, ranks, strict=True) if m and int(m.group(1)) == position]
         return ranked, "by the rank shown"

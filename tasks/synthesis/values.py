@@ -17,6 +17,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from inference.rules.asks import read_magnitude
+
 __all__ = ["Measure", "MeasureKind", "read_measures", "strip_measures"]
 
 
@@ -55,7 +57,6 @@ class Measure(BaseModel):
 
 _NUM = r"\d{1,3}(?:,\d{3}){1,4}(?:\.\d{1,4})?|\d{1,9}(?:\.\d{1,4})?"
 _MAG = r"[kKwW万千]"
-_MAGNITUDE = {"k": 1_000.0, "K": 1_000.0, "千": 1_000.0, "w": 10_000.0, "W": 10_000.0, "万": 10_000.0}
 _CURRENCY = {"¥": "¥", "￥": "¥", "元": "¥", "块": "¥", "RMB": "¥", "CNY": "¥", "yuan": "¥",
              "$": "$", "US$": "$", "USD": "$", "€": "€", "EUR": "€", "£": "£"}
 
@@ -71,15 +72,11 @@ def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-def _scaled(number: str, magnitude: str | None) -> float:
-    return _number(number) * (_MAGNITUDE[magnitude] if magnitude else 1.0)
-
-
 _Reader = Callable[[re.Match[str]], tuple[float | None, str]]
 
 
 def _count(match: re.Match[str]) -> tuple[float | None, str]:
-    return _scaled(match.group("n"), match.group("mag")), ""
+    return read_magnitude(match.group("n"), match.group("mag")), ""
 
 
 def _minutes(match: re.Match[str]) -> tuple[float | None, str]:
