@@ -3,7 +3,10 @@
 Suites are summed over their tasks (micro averages): the share of scoring
 points is all points stated over all points; accuracy is all points stated over
 all points and wrong values stated; redundancy is all claims tied to no point
-over all claims. The per-task tables and the plot show where each figure came from.
+over all claims. The per-task tables and the plot show where each figure came from,
+except for the suites in :data:`AGGREGATE_ONLY_SUITES`: a held-out test set is
+reported only as its summary column, since a task's id, row or bar would tell
+its question to the people whose work it measures.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from device_farm.sim import Catalog
 from droidretriever.models import LineSpan, SubTaskStatus
 from droidretriever.suites import ReportScore
 
-__all__ = ["SuiteSummary", "TaskAnswer", "summarize", "write_answers_section"]
+__all__ = ["AGGREGATE_ONLY_SUITES", "SuiteSummary", "TaskAnswer", "summarize", "write_answers_section"]
 
-_TITLES = {"paper": "the paper's 35", "general": "general (ours)"}
+_TITLES = {"paper": "the paper's 35", "general": "general (ours)", "heldout": "held out (measured only)"}
+# Suites whose written results never name a task: no per-task rows, plot bars or audit rows.
+AGGREGATE_ONLY_SUITES: frozenset[str] = frozenset({"heldout"})
 
 
 class TaskAnswer(BaseModel):
@@ -239,12 +244,30 @@ def _plot(answers: Sequence[TaskAnswer], suites: Sequence[str]) -> str:
     return line
 
 
+def _suite_order(answers: Sequence[TaskAnswer]) -> list[str]:
+    """The suites of ``answers``: the known ones in their usual order, then any other by name."""
+    present = {a.suite for a in answers}
+    return [s for s in _TITLES if s in present] + sorted(present - set(_TITLES))
+
+
+def _withheld_note(suite: str, answers: Sequence[TaskAnswer]) -> str:
+    count = sum(1 for a in answers if a.suite == suite)
+    return (f"{count} questions, reported only in the summary table above: per-task rows would tell "
+            f"the questions (`droidretriever/suites/{suite}/README.md`).")
+
+
 def write_answers_section(answers: Sequence[TaskAnswer], command: str, total_s: float, catalog: Catalog) -> Path:
-    """Write the "answers" block of docs/benchmarks.md from this run's answers."""
-    suites = [s for s in ("paper", "general") if any(a.suite == s for a in answers)]
+    """Write the "answers" block of docs/benchmarks.md from this run's answers.
+
+    Suites in :data:`AGGREGATE_ONLY_SUITES` get their summary column and nothing that names a task.
+    """
+    suites = _suite_order(answers)
     summaries = [summarize(s, answers) for s in suites]
+    detailed = [s for s in suites if s not in AGGREGATE_ONLY_SUITES]
+    shown = [a for a in answers if a.suite in detailed]
+    plot = _plot(shown, detailed) if detailed else ""
     body = f"""
-Both suites asked side by side in one run ({total_s / 60:.0f} min), no model configured: the rule
+The suites asked side by side in one run ({total_s / 60:.0f} min), no model configured: the rule
 decomposer plans (its own plan: no search term comes from the suites' scripted paths), route
 memory (empty at the start) / skills / the explorer navigate, the extractive synthesis writes
 the report. Phones are reset before each question to its starting state (its simulated day, its
@@ -261,9 +284,11 @@ paper's Study 1 metrics.
 
 {_summary_table(summaries)}
 
-{_plot(answers, suites)}
+{plot}
 """
     for suite in suites:
-        body += f"\n### {_TITLES.get(suite, suite)}\n\n{_task_table([a for a in answers if a.suite == suite])}\n"
-    body += f"\n### What the runs did on the phones\n\n{_audit_tables(answers, catalog)}\n"
+        rows = (_withheld_note(suite, answers) if suite in AGGREGATE_ONLY_SUITES
+                else _task_table([a for a in answers if a.suite == suite]))
+        body += f"\n### {_TITLES.get(suite, suite)}\n\n{rows}\n"
+    body += f"\n### What the runs did on the phones\n\n{_audit_tables(shown, catalog)}\n"
     return write_section("answers", "Questions end to end, no model, scored honestly", command, body)

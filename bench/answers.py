@@ -1,4 +1,4 @@
-"""Questions end to end, scored honestly: ``python -m bench.answers [--suite paper|general|all]``.
+"""Questions end to end, scored honestly: ``python -m bench.answers [--suite paper|general|heldout|all]``.
 
 Area "answers" of docs/benchmarks.md. Each task's question goes, as a person
 would type it, to the ``retrieve`` flow with no model configured (rule
@@ -24,6 +24,10 @@ S3, a temporary Prefect server, virtual phones in their own process (zero
 latency: this measures answers, not speed), one worker process per phone.
 Route memory starts empty and learns as the run goes. Nobody answers pauses:
 a login wall ends its app as ``needs_user`` after a few seconds.
+
+``--suite heldout`` measures the held-out questions (``droidretriever/suites/heldout``)
+on their own, never with ``all``, and always whole (``--only`` is refused): what it
+writes and prints names none of its tasks (``bench.answer_results.AGGREGATE_ONLY_SUITES``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import time
 from pathlib import Path
 
 from bench.answer_audit import FieldKind, PauseWatcher, SimTruth, audit_inputs
-from bench.answer_results import TaskAnswer, write_answers_section
+from bench.answer_results import AGGREGATE_ONLY_SUITES, TaskAnswer, write_answers_section
 from bench.flows import bench_services
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimControlClient, load_catalog
@@ -49,7 +53,8 @@ from storage import RunEventReader
 
 __all__ = ["SUITE_CHOICES", "TaskAnswer", "answer_task", "main", "old_rule_points"]
 
-SUITE_CHOICES = {"paper": ("paper",), "general": ("general",), "all": ("paper", "general")}
+SUITE_CHOICES = {"paper": ("paper",), "general": ("general",), "heldout": ("heldout",),
+                 "all": ("paper", "general")}
 PAUSE_TIMEOUT_S = "5"  # login walls: nobody is there to log in; the report names the app
 
 
@@ -107,10 +112,14 @@ def answer_task(task: SuiteTask, suite: str, control: SimControlClient, reader: 
 
 
 def _row(answer: TaskAnswer) -> str:
+    """One progress line; a held-out task is not named, and neither are its apps."""
     score = answer.score
     outcome = answer.error or ", ".join(f"{a} {s}" for a, s in answer.statuses.items())
+    name = answer.task_id
+    if answer.suite in AGGREGATE_ONLY_SUITES:
+        name, outcome = f"a {answer.suite} task", "details withheld"
     form = sum(1 for t in answer.typed if t.kind is FieldKind.FORM)
-    return (f"{answer.task_id}: {len(score.found)}/{score.points_total} points, {len(score.wrong)} wrong, "
+    return (f"{name}: {len(score.found)}/{score.points_total} points, {len(score.wrong)} wrong, "
             f"apps {'ok' if answer.apps_right else 'no'}, pauses {'ok' if answer.pauses_right else 'no'}, "
             f"{form} form input(s), {answer.wall_s:.1f} s ({outcome})")
 
@@ -124,6 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--json", type=Path, help="also save every task's answer, report included, here")
     args = parser.parse_args(argv)
+    if args.only and AGGREGATE_ONLY_SUITES & set(SUITE_CHOICES[args.suite]):
+        parser.error(f"--only picks tasks by id; --suite {args.suite} is measured whole, its ids unread")
     catalog = load_catalog()
     tasks = [(suite, task) for suite in SUITE_CHOICES[args.suite] for task in load_suite(suite)
              if all(catalog.find_label(a) is not None for a in task.apps) and args.only in task.id]

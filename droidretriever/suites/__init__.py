@@ -30,7 +30,9 @@ from droidretriever.suites.catalog import BENCH_SUITES, Suite, load_suite_folder
 from droidretriever.suites.errors import SuiteError
 from droidretriever.suites.recorded import (
     RECORDED_GOALS,
+    AppSplit,
     RecordedGoal,
+    load_app_split,
     load_recorded_goals,
     recorded_subtask,
 )
@@ -51,12 +53,14 @@ __all__ = [
     "SUITES",
     "SUITES_DIR",
     "Access",
+    "AppSplit",
     "RecordedGoal",
     "ReportScore",
     "Study",
     "Suite",
     "SuiteError",
     "SuiteTask",
+    "load_app_split",
     "load_recorded_goals",
     "load_suite",
     "load_suite_folder",

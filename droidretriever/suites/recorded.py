@@ -18,9 +18,40 @@ from droidretriever.models import PageMode, SubTask
 from droidretriever.suites.errors import SuiteError
 from droidretriever.suites.task import SUITES_DIR
 
-__all__ = ["RECORDED_GOALS", "RecordedGoal", "load_recorded_goals", "recorded_subtask"]
+__all__ = ["RECORDED_GOALS", "RECORDED_SPLIT", "AppSplit", "RecordedGoal", "load_app_split",
+           "load_recorded_goals", "recorded_subtask"]
 
 RECORDED_GOALS = SUITES_DIR / "real_apps" / "goals.yaml"
+RECORDED_SPLIT = SUITES_DIR / "real_apps" / "split.yaml"
+
+
+class AppSplit(BaseModel):
+    """The recorded apps in two parts: tuning (may be looked at) and held out (only measured)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tuning: tuple[str, ...]
+    held_out: tuple[str, ...]
+
+    def part(self, app: str) -> str:
+        """``tuning``, ``held out`` or ``neither`` for an app's label (any case)."""
+        folded = app.casefold()
+        if folded in (a.casefold() for a in self.held_out):
+            return "held out"
+        return "tuning" if folded in (a.casefold() for a in self.tuning) else "neither"
+
+
+def load_app_split(path: Path = RECORDED_SPLIT) -> AppSplit:
+    """The split of ``path``; an app in both parts is an error."""
+    try:
+        split = AppSplit.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        raise SuiteError(f"cannot read the split of the recorded apps {path}: {exc}",
+                         hint="give tuning: [...] and held_out: [...] (app labels)") from exc
+    both = {a.casefold() for a in split.tuning} & {a.casefold() for a in split.held_out}
+    if both:
+        raise SuiteError(f"{path}: {sorted(both)} are in both parts", hint="put each app in one part")
+    return split
 
 
 class RecordedGoal(BaseModel):

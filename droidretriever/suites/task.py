@@ -1,10 +1,12 @@
 """One benchmark task: the question, its apps, page mode, scoring points and scripted paths.
 
 Suites are folders, loaded by name (:data:`SUITES`): ``paper`` (the DroidRetriever
-paper's Study 1 and Study 2), ``examples`` (the product's own) and ``general``
+paper's Study 1 and Study 2), ``examples`` (the product's own), ``general``
 (questions of our own about the same virtual phones, written the way the paper's
-Study 3 varied its tasks; never mixed into the paper's). ``load_suite()`` with no
-name loads ``paper`` and ``examples``.
+Study 3 varied its tasks; never mixed into the paper's) and ``heldout`` (more
+questions by the same protocol, written before the app-map work and only measured
+at its end, never read to tune rules: ``heldout/README.md``). ``load_suite()`` with
+no name loads ``paper`` and ``examples``.
 
 A task file looks like this (``study2/s2_single_04_amap_driving_time.yaml``)::
 
@@ -76,6 +78,7 @@ class Study(StrEnum):
     STUDY2 = "study2"  # end-to-end retrieval (Tables 2, 3, 6, 7)
     EXAMPLES = "examples"  # the product's own examples (Crumbl pickup, hotels near USJ)
     GENERAL = "general"  # our own questions by the Study 3 protocol (droidretriever/suites/general)
+    HELDOUT = "heldout"  # questions written before the app-map work, measured only at its end
 
 
 # Suite name -> the folders (each named after its study) it is made of.
@@ -83,6 +86,7 @@ SUITES: dict[str, tuple[Study, ...]] = {
     "paper": (Study.STUDY1, Study.STUDY2),
     "examples": (Study.EXAMPLES,),
     "general": (Study.GENERAL,),
+    "heldout": (Study.HELDOUT,),
 }
 
 
@@ -98,7 +102,7 @@ class SuiteTask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(pattern=r"^(s[12]|ex|g)_[a-z0-9_]+$")
+    id: str = Field(pattern=r"^(s[12]|ex|g|h)_[a-z0-9_]+$")
     study: Study
     query: str = Field(min_length=1)
     apps: tuple[str, ...] = Field(min_length=1)  # launcher labels

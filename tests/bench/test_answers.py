@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.answer_audit import FieldKind, SimTruth, audit_inputs
-from bench.answer_results import TaskAnswer, summarize
-from bench.answers import old_rule_points
+from bench.answer_audit import FieldKind, PauseSite, SimTruth, TypedInput, audit_inputs
+from bench.answer_results import TaskAnswer, summarize, write_answers_section
+from bench.answers import SUITE_CHOICES, _row, main, old_rule_points
 from device_farm.sim import load_catalog
 from droidretriever.models import Input, LineSpan, Preview, RunEvent, RunEventKind, StepRecord, Tap
 from droidretriever.suites import score_report
@@ -89,3 +89,51 @@ def test_suite_summary_and_the_old_rule_side_by_side() -> None:
     assert (summary.found, summary.points, summary.fully_answered) == (1, 2, 0)
     assert (summary.old_rule_found, summary.old_rule_full) == (2, 1)  # the dump counted before
     assert summary.apps_right == 1 and summary.pauses_right == 1
+
+
+def _answer(task_id: str, suite: str, *, points: int = 2, pause: bool = False) -> TaskAnswer:
+    score = score_report("- V1 [c1(V1)]\n", [f"V{i}" for i in range(1, points + 1)], ["W1"])
+    sites = (PauseSite(package=UBER, reason=f"login wall of {task_id}", activity="a", risky=False),) if pause else ()
+    return TaskAnswer(task_id=task_id, suite=suite, apps_wanted=("Uber Eats",), apps_planned=("Uber Eats",),
+                      statuses={"Uber Eats": "needs_user" if pause else "completed"},
+                      pauses_expected=("Uber Eats",) if pause else (), score=score, wall_s=1.0,
+                      typed=(TypedInput(package=UBER, field=f"hint of {task_id}", kind=FieldKind.FORM),),
+                      pause_sites=sites)
+
+
+@pytest.fixture
+def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """docs/benchmarks.md and its images written under ``tmp_path`` instead of the repository."""
+    page = tmp_path / "docs" / "benchmarks.md"
+    for module in ("bench.results", "bench.answer_results"):
+        monkeypatch.setattr(f"{module}.IMAGES_DIR", page.parent / "images")
+    monkeypatch.setattr("bench.results.BENCHMARKS_MD", page)
+    monkeypatch.setattr("sys.argv", ["bench.answers"])
+    return page
+
+
+def test_the_held_out_suite_is_written_only_as_its_summary_column(docs: Path) -> None:
+    answers = [_answer("g_visible_task", "general"), _answer("h_secret_one", "heldout", pause=True),
+               _answer("h_secret_two", "heldout", points=3)]
+    text = write_answers_section(answers, "python -m bench.answers --suite all", 60.0, load_catalog()).read_text()
+    assert "| measure | general (ours) | held out (measured only) |" in text
+    assert "| questions | 1 | 2 |" in text and "**2/5 (40%)**" in text  # the held-out figures are there
+    assert "g_visible_task" in text and "hint of g_visible_task" in text  # other suites keep their rows
+    assert "h_secret" not in text and "secret_" not in text  # no row, bar, typed field or pause names one
+    assert "2 questions, reported only in the summary table above" in text
+    assert (docs.parent / "images" / "bench-answers-coverage.png").exists()
+
+
+def test_a_held_out_run_alone_writes_no_plot_and_never_names_a_task(docs: Path) -> None:
+    answer = _answer("h_secret_one", "heldout", pause=True)
+    text = write_answers_section([answer], "python -m bench.answers --suite heldout", 60.0,
+                                 load_catalog()).read_text()
+    assert "held out (measured only)" in text and "secret" not in text and "![" not in text
+    assert "secret" not in _row(answer) and "Uber Eats" not in _row(answer)
+    assert "g_visible" in _row(_answer("g_visible", "general"))
+
+
+def test_the_held_out_suite_is_measured_whole() -> None:
+    assert SUITE_CHOICES["heldout"] == ("heldout",) and "heldout" not in SUITE_CHOICES["all"]
+    with pytest.raises(SystemExit):
+        main(["--suite", "heldout", "--only", "alipay"])
