@@ -24,11 +24,17 @@ from device_farm.sim import Catalog
 from droidretriever.models import LineSpan, SubTaskStatus
 from droidretriever.suites import ReportScore
 
-__all__ = ["AGGREGATE_ONLY_SUITES", "SuiteSummary", "TaskAnswer", "summarize", "write_answers_section"]
+__all__ = ["AGGREGATE_ONLY_SUITES", "SuiteSummary", "TaskAnswer", "is_aggregate_only", "summarize",
+           "write_answers_section"]
 
 _TITLES = {"paper": "the paper's 35", "general": "general (ours)", "heldout": "held out (measured only)"}
 # Suites whose written results never name a task: no per-task rows, plot bars or audit rows.
 AGGREGATE_ONLY_SUITES: frozenset[str] = frozenset({"heldout"})
+
+
+def is_aggregate_only(suite: str) -> bool:
+    """Whether ``suite`` (or a pass of it, "heldout · map") is published as aggregates only."""
+    return suite.split(" ", 1)[0] in AGGREGATE_ONLY_SUITES
 
 
 class TaskAnswer(BaseModel):
@@ -263,7 +269,7 @@ def write_answers_section(answers: Sequence[TaskAnswer], command: str, total_s: 
     """
     suites = _suite_order(answers)
     summaries = [summarize(s, answers) for s in suites]
-    detailed = [s for s in suites if s not in AGGREGATE_ONLY_SUITES]
+    detailed = [s for s in suites if not is_aggregate_only(s)]
     shown = [a for a in answers if a.suite in detailed]
     plot = _plot(shown, detailed) if detailed else ""
     body = f"""
@@ -287,7 +293,7 @@ paper's Study 1 metrics.
 {plot}
 """
     for suite in suites:
-        rows = (_withheld_note(suite, answers) if suite in AGGREGATE_ONLY_SUITES
+        rows = (_withheld_note(suite, answers) if is_aggregate_only(suite)
                 else _task_table([a for a in answers if a.suite == suite]))
         body += f"\n### {_TITLES.get(suite, suite)}\n\n{rows}\n"
     body += f"\n### What the runs did on the phones\n\n{_audit_tables(shown, catalog)}\n"

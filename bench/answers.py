@@ -40,8 +40,14 @@ import time
 from pathlib import Path
 
 from bench.answer_audit import FieldKind, PauseWatcher, SimTruth, audit_inputs
-from bench.answer_results import AGGREGATE_ONLY_SUITES, TaskAnswer, write_answers_section
+from bench.answer_results import (
+    AGGREGATE_ONLY_SUITES,
+    TaskAnswer,
+    is_aggregate_only,
+    write_answers_section,
+)
 from bench.flows import bench_services
+from bench.maps import load_maps_into
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimControlClient, load_catalog
 from droidretriever.config import load_settings
@@ -49,13 +55,14 @@ from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import RunEventKind, new_id
 from droidretriever.redis_client import open_redis
 from droidretriever.suites import ReportScore, SuiteTask, load_suite, score_task_report
-from storage import RunEventReader
+from storage import ObjectStore, RunEventReader, open_object_store
 
 __all__ = ["SUITE_CHOICES", "TaskAnswer", "answer_task", "main", "old_rule_points"]
 
-SUITE_CHOICES = {"paper": ("paper",), "general": ("general",), "heldout": ("heldout",),
+SUITE_CHOICES = {"paper": ("paper",), "general": ("general",), "heldout": ("heldout",), "dev": ("dev",),
                  "all": ("paper", "general")}
-PAUSE_TIMEOUT_S = "5"  # login walls: nobody is there to log in; the report names the app
+PAUSE_TIMEOUT_S = "5"
+MAP_PASS = " · map"  # the suffix of a suite's name in the pass answered with the app maps  # login walls: nobody is there to log in; the report names the app
 
 
 def old_rule_points(markdown: str, points: tuple[str, ...]) -> int:
@@ -116,12 +123,23 @@ def _row(answer: TaskAnswer) -> str:
     score = answer.score
     outcome = answer.error or ", ".join(f"{a} {s}" for a, s in answer.statuses.items())
     name = answer.task_id
-    if answer.suite in AGGREGATE_ONLY_SUITES:
+    if is_aggregate_only(answer.suite):
         name, outcome = f"a {answer.suite} task", "details withheld"
     form = sum(1 for t in answer.typed if t.kind is FieldKind.FORM)
     return (f"{name}: {len(score.found)}/{score.points_total} points, {len(score.wrong)} wrong, "
             f"apps {'ok' if answer.apps_right else 'no'}, pauses {'ok' if answer.pauses_right else 'no'}, "
             f"{form} form input(s), {answer.wall_s:.1f} s ({outcome})")
+
+
+def _prepare_pass(store: ObjectStore, maps_from: Path | None) -> None:
+    """Before a pass: no remembered routes (each pass learns its own), and the maps or none."""
+    for info in store.list_objects("memory/routes/"):
+        store.delete(info.key)
+    for info in store.list_objects("maps/"):
+        store.delete(info.key)
+    if maps_from is not None:
+        count = load_maps_into(store, maps_from)
+        print(f"loaded {count} app-map objects from {maps_from}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +150,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default="", help="only task ids containing this text (a trial run)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--json", type=Path, help="also save every task's answer, report included, here")
+    parser.add_argument("--maps-from", type=Path,
+                        help="app maps kept by `python -m bench.maps --out DIR`: the phones' maps during the run")
+    parser.add_argument("--compare", action="store_true",
+                        help="with --maps-from: every question without the maps, then with them (route memory "
+                             "cleared before each pass), side by side in the written block")
     args = parser.parse_args(argv)
+    if args.compare and args.maps_from is None:
+        parser.error("--compare compares without and with app maps: give --maps-from DIR")
+    if args.maps_from is not None and not (args.maps_from / "maps").is_dir():
+        parser.error(f"--maps-from {args.maps_from}: no maps/ folder there (run python -m bench.maps --out DIR)")
     if args.only and AGGREGATE_ONLY_SUITES & set(SUITE_CHOICES[args.suite]):
         parser.error(f"--only picks tasks by id; --suite {args.suite} is measured whole, its ids unread")
     catalog = load_catalog()
@@ -148,10 +175,15 @@ def main(argv: list[str] | None = None) -> None:
         truth = SimTruth(catalog)
         watcher = PauseWatcher(RunEventReader(open_redis(settings.redis)), control, truth)
         reader = RunEventReader(open_redis(settings.redis))
-        for number, (suite, task) in enumerate(tasks, 1):
-            answer = answer_task(task, suite, control, reader, watcher, truth)
-            answers.append(answer)
-            print(f"[{number}/{len(tasks)}] {_row(answer)}", flush=True)
+        store = open_object_store(settings)
+        passes = [("", False), (MAP_PASS, True)] if args.compare else [(MAP_PASS if args.maps_from else "",
+                                                                          args.maps_from is not None)]
+        for suffix, with_maps in passes:
+            _prepare_pass(store, args.maps_from if with_maps else None)
+            for number, (suite, task) in enumerate(tasks, 1):
+                answer = answer_task(task, suite + suffix, control, reader, watcher, truth)
+                answers.append(answer)
+                print(f"[{number}/{len(tasks)}{suffix}] {_row(answer)}", flush=True)
     total_s = time.perf_counter() - started
     if args.json is not None:
         args.json.write_text(json.dumps([a.model_dump(mode="json") for a in answers], ensure_ascii=False,

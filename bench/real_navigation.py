@@ -38,9 +38,11 @@ from device_farm.sim.replay.tasks import TaskPlay, play_task
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings, load_settings
 from droidretriever.models import (
     Action,
+    AppMap,
     Back,
     Input,
     LongPress,
+    MapBudget,
     Point,
     Screen,
     SubTaskResult,
@@ -51,7 +53,13 @@ from droidretriever.models import (
     new_id,
 )
 from droidretriever.recordings import DroidbotEvent, find_data_dir, load_droidbot_task
-from droidretriever.suites import RecordedGoal, load_recorded_goals, recorded_subtask
+from droidretriever.suites import (
+    AppSplit,
+    RecordedGoal,
+    load_app_split,
+    load_recorded_goals,
+    recorded_subtask,
+)
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what a navigator
 # following the person's demonstration would, so the model path runs without a model.
@@ -59,7 +67,8 @@ from droidretriever.testing import OpenAIStub as OpenAIStubTestDouble
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver, Perception
-from storage import FakeObjectStore
+from storage import FakeObjectStore, MapStore
+from tasks.mapping import MapBuilder
 from tasks.navigate import (
     Copilot,
     NavigateRequest,
@@ -85,6 +94,8 @@ __all__ = [
 ]
 
 POLICIES = ("skills + explorer", "route memory", "navigator (scripted test double)")
+MAP_POLICY = "skills + explorer + app map"  # the same, with the app's map built by exploring first
+MAP_BUDGET = MapBudget(screens=60, actions=600, seconds=600.0)
 _SKIPPED_IN_STEPS = ("text", "clear", "key DEL", "key ENTER", "key SEARCH", "launch")  # parts of one text entry
 
 
@@ -226,8 +237,21 @@ class RealAppsBench:
         finally:
             driver.close()
 
+    def build_maps(self, targets: Sequence[Target], maps: MapStore, budget: MapBudget) -> list[AppMap]:
+        """Explore each recorded app of ``targets`` on its replay phone first (no goal known)."""
+        built: list[AppMap] = []
+        for app in {(t.app.package, t.app.width): t.app for t in targets}.values():
+            self.server.control.reset("boot")
+            driver = AdbDriver(self.serials[(app.width, app.height)], port=self.server.port)
+            try:
+                built.append(MapBuilder(driver, self.perceiver, maps, budget=budget).build(app.package,
+                                                                                           label=app.label))
+            finally:
+                driver.close()
+        return built
+
     def run(self, target: Target, policy: str, *, memory: RouteMemory | None = None,
-            navigator: LLMClient | None = None) -> GoalRun:
+            navigator: LLMClient | None = None, maps: MapStore | None = None) -> GoalRun:
         """Navigate ``target``'s goal once with ``policy``; judged on the replay phone's trail."""
         driver = self._driver(target)
         try:
@@ -238,7 +262,7 @@ class RealAppsBench:
                 driver=driver, perceiver=self.perceiver, store=FakeObjectStore(),
                 budgets=BudgetSettings(steps_per_subtask=budget + 1, retries=1, swipes_per_capture=0),
                 memory=memory, navigator=navigator, skills=navigator is None, explore=navigator is None,
-                restart_app=target.goal.setup == 0,
+                restart_app=target.goal.setup == 0, maps=maps,
             )
             subtask = recorded_subtask(target.goal, target.app.package)
             result = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask))
@@ -271,12 +295,17 @@ def _judge(target: Target, policy: str, result: SubTaskResult, trail: list[Repla
 
 
 def iter_runs(bench: RealAppsBench, targets: Sequence[Target], policies: Sequence[str],
-              endpoint: LLMEndpoint | None = None) -> Iterator[GoalRun]:
-    """Every target with every policy; hand-over goals once, with skills and explorer."""
+              endpoint: LLMEndpoint | None = None, maps: MapStore | None = None) -> Iterator[GoalRun]:
+    """Every target with every policy; hand-over goals once with skills and explorer (and once more
+    with the app map when ``maps`` holds maps: the :data:`MAP_POLICY` row)."""
     for target in targets:
         if target.goal.hand_over:
             yield bench.run(target, POLICIES[0])
+            if maps is not None:
+                yield bench.run(target, MAP_POLICY, maps=maps)
             continue
+        if maps is not None:
+            yield bench.run(target, MAP_POLICY, maps=maps)
         moves = bench.demonstrate(target) if len(policies) > 1 else None
         for policy in policies:
             if policy == POLICIES[0]:
@@ -315,18 +344,33 @@ def _row(name: str, runs: list[GoalRun]) -> str:
             f"| {sum(r.off_graph for r in runs)} ({sum(r.off_graph for r in runs) / max(1, len(runs)):.1f} per goal) |")
 
 
+def _parts_table(runs: Sequence[GoalRun], split: AppSplit, policies: Sequence[str]) -> str:
+    """Targets reached and hand-overs stopped, per part of the split and policy."""
+    lines = ["| policy | part | targets reached | sign-in goals stopped for a person |", "|---|---|---|---|"]
+    for policy in policies:
+        for part in ("tuning", "held out"):
+            mine = [r for r in runs if r.policy == policy and split.part(r.goal.app) == part]
+            goals = [r for r in mine if not r.goal.hand_over]
+            handed = [r for r in mine if r.goal.hand_over]
+            reached = sum(r.success for r in goals)
+            share = f" ({100 * reached / len(goals):.0f}%)" if goals else ""
+            lines.append(f"| {policy} | {part} | {reached}/{len(goals)}{share} | "
+                         f"{sum(r.success for r in handed)}/{len(handed)} |")
+    return "\n".join(lines)
+
+
 def plot_runs(runs: list[GoalRun], policies: Sequence[str]) -> str:
     """Per goal and policy: steps to the target (filled) or the budget spent (hollow), against the person's."""
     goals = sorted({r.goal.task for r in runs if not r.goal.hand_over})
     figure = create_figure(8.0, 3.8)
     axes = figure.subplots()
-    colours = ("tab:blue", "tab:orange", "tab:green")
+    colours = ("tab:blue", "tab:purple", "tab:orange", "tab:green")
     for offset, (policy, colour) in enumerate(zip(policies, colours, strict=False)):
         for x, task in enumerate(goals):
             run = next((r for r in runs if r.goal.task == task and r.policy == policy), None)
             if run is None:
                 continue
-            axes.scatter(x + (offset - 1) * 0.2, run.steps, color=colour, s=28,
+            axes.scatter(x + (offset - 1.5) * 0.18, run.steps, color=colour, s=28,
                          facecolors=colour if run.success else "none",
                          label=policy if x == 0 else None)
     person = [next(r for r in runs if r.goal.task == t).budget // 2 for t in goals]
@@ -345,6 +389,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=find_data_dir(load_settings()))
     parser.add_argument("--apps", nargs="*", default=[], help="only goals of these apps (labels)")
+    parser.add_argument("--no-maps", action="store_true",
+                        help="leave out the app-map row (no exploring before the goals)")
     args = parser.parse_args()
     if args.data is None:
         raise SystemExit("no recordings: pass --data ../shared/data (or set DROIDRETRIEVER_DATA_DIR)")
@@ -353,23 +399,32 @@ def main() -> None:
     goals = [g for g in load_recorded_goals() if not args.apps or g.app in args.apps]
     targets, left = find_targets(apps, goals, recorded / "tasks")
     perceiver = Perceiver(PerceptionSettings(ocr_backend="none"))
+    maps = None if args.no_maps else MapStore(FakeObjectStore())
+    policies = POLICIES if maps is None else (POLICIES[0], MAP_POLICY, *POLICIES[1:])
+    built: list[AppMap] = []
     with SimServer(phones=1, port=0, seed=7, replays=apps) as server:
         bench = RealAppsBench(server, perceiver)
+        if maps is not None:
+            built = bench.build_maps(targets, maps, MAP_BUDGET)
         runs = []
-        for run in iter_runs(bench, targets, POLICIES):
+        for run in iter_runs(bench, targets, POLICIES, maps=maps):
             print(f"{run.policy:<34} {run.goal.task:<36} {'reached' if run.success else 'no'} "
                   f"{run.steps}/{run.budget} steps, {run.off_graph} off graph ({run.status.value})", flush=True)
             runs.append(run)
     navigation = [r for r in runs if not r.goal.hand_over]
     hand_overs = [r for r in runs if r.goal.hand_over]
-    rows = [_row(policy, [r for r in navigation if r.policy == policy]) for policy in POLICIES]
+    rows = [_row(policy, [r for r in navigation if r.policy == policy]) for policy in policies]
     per_goal = "\n".join(
         f"| {t.goal.task} | {t.goal.app} | {t.goal.goal} | {t.steps} | "
         + " | ".join(next(("reached in " + str(r.steps) if r.success else f"no ({r.status.value})")
-                          for r in navigation if r.goal is t.goal and r.policy == p) for p in POLICIES) + " |"
+                          for r in navigation if r.goal is t.goal and r.policy == p) for p in policies) + " |"
         for t in targets if not t.goal.hand_over)
+    split = load_app_split()
+    parts = _parts_table(runs, split, (POLICIES[0], *((MAP_POLICY,) if maps is not None else ())))
+    mapped = "\n".join(f"- {m.label} ({m.version}): {len(m.screens)} screens, {len(m.walls)} walls, "
+                        f"{m.stats.actions} actions, {m.stats.seconds:.0f} s ({m.stats.stopped})" for m in built)
     excluded = "\n".join(f"- {g.task} ({g.app}): {why}" for g, why in left)
-    picture = plot_runs(navigation, POLICIES)
+    picture = plot_runs(navigation, policies)
     body = f"""
 Goals: `droidretriever/suites/real_apps/goals.yaml`, one per task sequence a person recorded with DroidBot
 on a real app ({len(goals)} tasks), written before any measurement. Phones: replay phones serving
@@ -384,16 +439,29 @@ Off-graph actions: actions the recording holds no outcome for (the screen stays 
 |---|---|---|---|---|
 {chr(10).join(rows)}
 
+The apps are split in two before any app-map work (`droidretriever/suites/real_apps/split.yaml`):
+tuning apps ({', '.join(split.tuning)}) may be looked at while building general mechanisms; held-out
+apps ({', '.join(split.held_out)}) are only measured. Without a model:
+
+{parts}
+
+The app-map row explores each app on its replay phone first, knowing no goal (budget
+{MAP_BUDGET.screens} screens, {MAP_BUDGET.actions} actions, {MAP_BUDGET.seconds:.0f} s per app), then
+navigates with skills, explorer and the map's routes:
+
+{mapped or "- (not run: --no-maps)"}
+
 Sign-in and sign-up goals are hand-overs: the agent never logs in, so success is the run stopping for
-a person: {sum(r.success for r in hand_overs)}/{len(hand_overs)} stopped
-({', '.join(sorted({r.goal.task + ': ' + r.status.value for r in hand_overs}))}).
+a person ({POLICIES[0]}): {sum(r.success for r in hand_overs if r.policy == POLICIES[0])}/
+{sum(1 for r in hand_overs if r.policy == POLICIES[0])} stopped
+({', '.join(sorted({r.goal.task + ': ' + r.status.value for r in hand_overs if r.policy == POLICIES[0]}))}).
 
 The navigator row is the LLM navigator policy talking to the shipped OpenAI-compatible stub, a test
 double scripted with the person's demonstration: it shows the model path acts on real screens
 ({sum(r.model_calls for r in runs)} model calls), not what a model would choose.
 
-| goal (recorded task) | app | goal in words | person's steps | {' | '.join(POLICIES)} |
-|---|---|---|---|{'---|' * len(POLICIES)}
+| goal (recorded task) | app | goal in words | person's steps | {' | '.join(policies)} |
+|---|---|---|---|{'---|' * len(policies)}
 {per_goal}
 
 Goals without a target ({len(left)}): their recording leaves its own graph (a screen DroidBot never saved),

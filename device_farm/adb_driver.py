@@ -29,6 +29,7 @@ __all__ = ["ADB_KEYBOARD_IME", "AdbDriver"]
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 _DUMP_PATH = "/data/local/tmp/uidump.xml"
 _PACKAGE_LINE = re.compile(r"^package:(\S+)$", re.MULTILINE)
+_VERSION_RE = re.compile(r"versionName=([^\s]+)")
 _LABEL_RES = (
     re.compile(r"nonLocalizedLabel=(?!null)(.+)"),
     re.compile(r"^\s*label=\"?([^\"\n]+)\"?\s*$", re.MULTILINE),
@@ -308,6 +309,12 @@ class AdbDriver:
         # last meaningful part of the package (com.mcdonalds.gma.cn -> Mcdonalds).
         parts = [p for p in package.split(".")[1:] if p.lower() not in _GENERIC_PARTS]
         return (parts[-1] if parts else package).replace("_", " ").title()
+
+    def app_version(self, package: str) -> str:
+        """``versionName`` from ``dumpsys package`` ("" when the phone does not say)."""
+        output = self.shell(f"dumpsys package {package}", f"reading {package}'s version")
+        match = _VERSION_RE.search(output)
+        return match.group(1).strip() if match is not None else ""
 
     def list_apps(self) -> tuple[InstalledApp, ...]:
         """Apps a person can launch, with labels: what the phone's worker serves."""

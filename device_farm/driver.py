@@ -80,6 +80,10 @@ class Driver(Protocol):
         """The name a person sees under the app's icon."""
         ...
 
+    def app_version(self, package: str) -> str:
+        """The installed version of ``package`` (its ``versionName``); "" when the phone does not say."""
+        ...
+
     def list_apps(self) -> tuple[InstalledApp, ...]:
         """Installed launchable apps with their labels."""
         ...

@@ -129,6 +129,10 @@ class HealthCheckedDriver:
         """See :class:`Driver`."""
         return self._inner.app_label(package)
 
+    def app_version(self, package: str) -> str:
+        """See :class:`Driver`."""
+        return self._inner.app_version(package)
+
     def list_apps(self) -> tuple[InstalledApp, ...]:
         """See :class:`Driver`."""
         return self._inner.list_apps()

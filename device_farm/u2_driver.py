@@ -197,6 +197,10 @@ class U2Driver:
         """See :class:`AdbDriver`."""
         return self._adb.app_label(package)
 
+    def app_version(self, package: str) -> str:
+        """See :class:`AdbDriver`."""
+        return self._adb.app_version(package)
+
     def list_apps(self) -> tuple[InstalledApp, ...]:
         """See :class:`AdbDriver`."""
         return self._adb.list_apps()

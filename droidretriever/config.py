@@ -62,6 +62,7 @@ __all__ = [
     "LLMEndpoint",
     "LLMSettings",
     "LatencyProfile",
+    "MapSettings",
     "PerceptionSettings",
     "PrefectSettings",
     "RedisSettings",
@@ -314,6 +315,20 @@ class BudgetSettings(_Section):
     synthesis_input_tokens: int = Field(default=6000, ge=500, le=100_000)
 
 
+class MapSettings(_Section):
+    """App maps (``droidretriever map build``, docs/maps.md): how far an app is explored, and whether
+    navigation uses the maps."""
+
+    use: bool = True  # navigation follows an app's map when one was built
+    screens: int = Field(default=60, ge=1, le=2000)  # screens per app
+    actions: int = Field(default=600, ge=1, le=20_000)  # taps, scrolls, Backs and launches per app
+    minutes: float = Field(default=10.0, gt=0.0, le=600.0)  # phone time per app
+    list_samples: int = Field(default=2, ge=1, le=10)  # items of one list opened
+    # `up` keeps maps fresh: every this many hours it builds the apps whose map is missing or was
+    # made for another version, on phones with nothing else to do (0: never by itself).
+    refresh_hours: float = Field(default=24.0, ge=0.0, le=24 * 30)
+
+
 class LatencyProfile(StrEnum):
     ZERO = "zero"
     REALISTIC = "realistic"
@@ -471,6 +486,7 @@ class Settings(BaseSettings):
     stack: StackSettings = StackSettings()
     subscriptions: SubscriptionSettings = SubscriptionSettings()
     api: ApiSettings = ApiSettings()
+    maps: MapSettings = MapSettings()
     api_token: SecretStr | None = None
 
     @classmethod

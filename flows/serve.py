@@ -32,6 +32,7 @@ from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import ServingStatus
 from flows.bench.schedules import BenchScheduleStore, bench_deployment_name, to_bench_deployment
 from flows.crashes import sweep_crashed_runs
+from flows.maps import maps_deployment
 from flows.runtime import open_services
 from flows.subscriptions import SubscriptionStore, deployment_name, to_deployment
 from storage import StorageError, open_object_store
@@ -60,6 +61,8 @@ def serve_current(settings: Settings) -> None:
     objects = open_object_store(settings)
     deployments = [to_deployment(s) for s in SubscriptionStore(objects).list()]
     deployments += [to_bench_deployment(b) for b in BenchScheduleStore(objects).list()]
+    if settings.maps.refresh_hours > 0:
+        deployments.append(maps_deployment(settings.maps.refresh_hours))
     if not deployments:
         log.info("no subscriptions yet; waiting for `droidretriever subscribe`")
         while True:

@@ -21,6 +21,8 @@
           |         |                      or was empty or useless (no app, no action)
           |         +-- LLMCutOffError     the answer hit max_tokens twice (finish_reason "length")
           +-- LexiconError                 the UI lexicon or the app names are missing or malformed
+          |    +-- VocabularyError         a file of inference/vocabulary is missing or malformed
+          |                                (the message names the file and the entry)
           +-- RouteMemoryError             stored routes are unreadable (corrupt JSON, wrong shape)
           +-- TranscriptionError           audio could not be turned into text (inference.asr)
                +-- TranscriberUnavailableError  the endpoint refused, dropped, timed out or failed
@@ -55,6 +57,7 @@ __all__ = [
     "ScreenshotError",
     "TranscriberUnavailableError",
     "TranscriptionError",
+    "VocabularyError",
 ]
 
 
@@ -134,6 +137,11 @@ class LLMCutOffError(LLMOutputError):
 
 class LexiconError(InferenceError):
     """The lexicon file or the app names file is missing or malformed; reinstall the package or fix it."""
+
+
+class VocabularyError(LexiconError):
+    """A word list of ``inference/vocabulary`` is missing or malformed; the message names the file
+    and the entry, the hint how to fix it."""
 
 
 class RouteMemoryError(InferenceError):

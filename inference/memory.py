@@ -22,6 +22,7 @@ over to the next policy.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -62,6 +63,8 @@ __all__ = [
 SEARCH_SLOT = "{search_term}"
 _ANCHOR_SHARE = 0.6  # share of a step's anchor texts that must be on the screen
 _MAX_ROUTES_PER_APP = 200
+_TARGET_LINES = 120  # text lines of a route's target page kept to judge later questions by
+_ANSWERED_SHARE = 0.75  # of a new goal's content words its target page must show
 _TOKEN_RE = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _LATIN_WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’\-]+")
 _CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
@@ -124,6 +127,17 @@ class Route(BaseModel):
     successes: int = Field(default=1, ge=1)
     failures: int = Field(default=0, ge=0)  # replays that ended on a page judged not the target
     last_used: datetime = Field(default_factory=utcnow)
+    # What its target page showed (text lines): a route is recalled only for a question that page
+    # answers. And the app map's screens it went through (ids), for the map's version.
+    target_texts: tuple[str, ...] = ()
+    map_path: tuple[str, ...] = ()
+    map_version: str = ""
+
+    @property
+    def id(self) -> str:
+        """A short stable name of the route (its goal and actions), for ``droidretriever memory``."""
+        text = self.goal + "\x1f" + "\x1f".join(f"{s.action.kind}:{s.target}" for s in self.steps)
+        return hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
 
 
 class RouteMatch(BaseModel):
@@ -158,6 +172,17 @@ def content_words(goal: str, ignore: Sequence[str] = ()) -> set[str]:
     chinese = {w for run in _CJK_RUN_RE.findall(text) for w in split_words(run)
                if len(w) >= 2 and not is_function_word(w, run)}
     return latin | chinese
+
+
+def _answers(target_texts: Sequence[str], wanted: set[str]) -> bool:
+    """Whether a route's target page, by what it showed, answers a new goal that asks ``wanted``
+    beyond what the route's own goal asked (content words, the search term left out): most of them
+    are on it. A route kept before pages were remembered (no texts) is judged by its goal alone."""
+    if not target_texts or not wanted:
+        return True
+    shown = " ".join(target_texts).casefold()
+    found = sum(1 for word in wanted if word in shown)
+    return found >= _ANSWERED_SHARE * len(wanted)
 
 
 def _alike(words: set[str], wanted: set[str]) -> bool:
@@ -204,20 +229,28 @@ class RouteMemory:
         *,
         search_term: str | None = None,
         page_mode: PageMode = PageMode.FOCUSED,
+        target_texts: Sequence[str] = (),
+        map_path: Sequence[str] = (),
+        map_version: str = "",
     ) -> Route:
-        """Remember a route that succeeded; the same route again only counts a success."""
+        """Remember a route that succeeded; the same route again only counts a success.
+
+        ``target_texts``: what its target page showed; ``map_path``: the app map's screens it went
+        through (with the map's version)."""
         slotted_goal = _slot(goal, search_term)
         slotted_steps = tuple(_slot_step(step, search_term) for step in _mark_result(steps, search_term))
+        seen = {"target_texts": tuple(target_texts)[:_TARGET_LINES], "map_path": tuple(map_path),
+                "map_version": map_version}
         routes = list(self.load(package))
         for index, known in enumerate(routes):
             if known.goal == slotted_goal and _same_actions(known.steps, slotted_steps):
                 updated = known.model_copy(
-                    update={"successes": known.successes + 1, "last_used": utcnow()}
+                    update={"successes": known.successes + 1, "last_used": utcnow(), **seen}
                 )
                 routes[index] = updated
                 self._save(package, routes)
                 return updated
-        route = Route(package=package, goal=slotted_goal, page_mode=page_mode, steps=slotted_steps)
+        route = Route(package=package, goal=slotted_goal, page_mode=page_mode, steps=slotted_steps, **seen)
         routes.append(route)
         # Keep the most useful routes when an app's memory grows large.
         routes.sort(key=lambda r: (r.successes, r.last_used), reverse=True)
@@ -244,7 +277,8 @@ class RouteMemory:
         wanted = content_words(slotted, ignore)
         routes = [r for r in self.load(package)
                   if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
-                  and _alike(content_words(r.goal, ignore), wanted)]
+                  and _alike(content_words(r.goal, ignore), wanted)
+                  and _answers(r.target_texts, wanted - content_words(r.goal, ignore))]
         query = tokenize_goal(slotted)
         if not routes or not query:
             return ()
@@ -261,6 +295,13 @@ class RouteMemory:
             for i, s in zip(ids[0], scores[0], strict=True)
             if s > 0
         )
+
+    def forget(self, package: str, route_id: str | None = None) -> int:
+        """Forget one route of ``package`` (by :attr:`Route.id`), or all of them; how many went."""
+        routes = list(self.load(package))
+        kept = [r for r in routes if route_id is not None and r.id != route_id]
+        self._save(package, kept)
+        return len(routes) - len(kept)
 
     def demote(self, route: Route) -> Route | None:
         """Count a replay of ``route`` that ended on a page judged not the target; the stored route."""

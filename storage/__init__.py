@@ -2,6 +2,7 @@
 
     open_object_store(settings)  ->  SpoolingObjectStore(S3ObjectStore, Spool)
     ManifestStore(store)         ->  runs/<run_id>/manifest.json
+    MapStore(store)              ->  maps/<package>/<version>/map.json (app maps)
     RunEventPublisher(redis, store) / RunEventReader(redis) / iter_replay(store, run_id)
 
 Tests of other packages use :class:`FakeObjectStore` (in memory, can fail on demand).
@@ -12,6 +13,7 @@ from __future__ import annotations
 from storage.errors import (
     EventStreamError,
     ManifestError,
+    MapFormatError,
     ObjectNotFoundError,
     SpoolError,
     StorageError,
@@ -27,6 +29,7 @@ from storage.events import (
 from storage.fake import FakeObjectStore
 from storage.keys import RunKeys, route_memory_key, stream_key
 from storage.manifests import ManifestStore
+from storage.maps import MapStore, map_key, map_screen_key
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type
 from storage.s3 import S3ObjectStore
 from storage.spool import Spool, SpoolingObjectStore, SpoolUsage
@@ -37,6 +40,8 @@ __all__ = [
     "FakeObjectStore",
     "ManifestError",
     "ManifestStore",
+    "MapFormatError",
+    "MapStore",
     "ObjectInfo",
     "ObjectNotFoundError",
     "ObjectStore",
@@ -54,6 +59,8 @@ __all__ = [
     "decode_stream_entry",
     "guess_content_type",
     "iter_replay",
+    "map_key",
+    "map_screen_key",
     "open_object_store",
     "read_spool_usage",
     "route_memory_key",

@@ -7,6 +7,7 @@
           +-- StoreAccessError         the store refused us: credentials, bucket policy
           +-- SpoolError               the local spool folder cannot be written or read
           +-- ManifestError            a run manifest is missing or not valid JSON
+          +-- MapFormatError           a stored app map does not parse as an AppMap
           +-- EventStreamError         Redis (the live event stream) failed
 
 Adapters (``storage.s3``, ``storage.events``) translate minio, urllib3 and
@@ -21,6 +22,7 @@ from droidretriever.errors import DroidRetrieverError
 __all__ = [
     "EventStreamError",
     "ManifestError",
+    "MapFormatError",
     "ObjectNotFoundError",
     "SpoolError",
     "StorageError",
@@ -55,6 +57,10 @@ class SpoolError(StorageError):
 
 class ManifestError(StorageError):
     """A run manifest is missing or does not parse as a RunManifest."""
+
+
+class MapFormatError(StorageError):
+    """A stored app map does not parse as an AppMap (damaged, or from another release)."""
 
 
 class EventStreamError(StorageError):

@@ -20,6 +20,7 @@ from device_farm.sim.errors import ControlError
 from device_farm.sim.farm import LATENCY_PROFILES, Farm, Faults, VirtualDevice
 from device_farm.sim.replay.cursor import ReplayStep
 from device_farm.sim.spec import DialogButton, DialogKind, DialogSpec
+from device_farm.sim.state import PhoneState
 from device_farm.virtual_control import CONTROL_SERVICE, send_control
 from droidretriever.config import LatencyProfile
 
@@ -72,6 +73,9 @@ class PhoneStatus(BaseModel):
     recorded: list[str] = []  # installed apps that replay a recording
     replay_screens: dict[str, str] = {}  # running recorded app -> its screen key
     replay_trail: list[ReplayStep] = []  # every action on recorded apps since boot/reset, oldest first
+    # The app in front's screen (its id in the app's YAML), for benchmarks that check what an agent
+    # reached; "" on the launcher or a recorded app.
+    screen: str = ""
 
 
 class ControlReply(BaseModel):
@@ -94,7 +98,13 @@ def _status(dev: VirtualDevice) -> PhoneStatus:
         packages=sorted(phone.catalog.apps), recorded=sorted(phone.replays),
         replay_screens={p: c.screen for p, c in phone.state.replay.items()},
         replay_trail=list(phone.state.replay_trail),
+        screen=_front_screen(phone.state),
     )
+
+
+def _front_screen(state: PhoneState) -> str:
+    stack = state.stacks.get(state.foreground or "", [])
+    return stack[-1].screen if stack else ""
 
 
 def _apply_one(dev: VirtualDevice, req: ControlRequest) -> None:

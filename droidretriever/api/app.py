@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from droidretriever import __version__
-from droidretriever.api import control, devices, events, evidence, pages, runs, subscriptions
+from droidretriever.api import control, devices, events, evidence, maps, pages, runs, subscriptions
 from droidretriever.api.auth import CSRF_HEADER
 from droidretriever.api.context import ApiContext, open_context
 from droidretriever.api.errors import status_for
@@ -104,7 +104,7 @@ def create_app(settings: Settings, *, context: ApiContext | None = None) -> Fast
                               "(`droidretriever api token`) or a dashboard session.")
     if context is not None:
         app.state.context = context
-    for module in (runs, evidence, events, control, devices, subscriptions, pages):
+    for module in (runs, evidence, events, control, devices, maps, subscriptions, pages):
         app.include_router(module.router)
     app.add_exception_handler(DroidRetrieverError, _error_answer)
     app.add_exception_handler(RequestValidationError, _invalid_answer)

@@ -20,7 +20,7 @@ from droidretriever.redis_client import open_redis
 from flows.pause_queue import PauseQueue
 from flows.pauses import resume_run
 from flows.steering import Steering
-from storage import ManifestStore, ObjectStore, RunEventPublisher, open_object_store
+from storage import ManifestStore, MapStore, ObjectStore, RunEventPublisher, open_object_store
 from tasks.takeover import InterventionRecorder
 
 __all__ = ["ApiContext", "get_context", "open_context"]
@@ -36,6 +36,7 @@ class ApiContext:
     aredis: aioredis.Redis[bytes]
     store: ObjectStore
     manifests: ManifestStore
+    maps: MapStore
     events: RunEventPublisher
     registry: DeviceRegistry
     pauses: PauseQueue
@@ -68,7 +69,7 @@ def open_context(settings: Settings) -> ApiContext:
         # Live streams block up to 15 s per read (droidretriever.api.events): wait longer than that.
         aredis=aioredis.Redis.from_url(settings.redis.url, socket_connect_timeout=2.0,
                                        socket_timeout=30.0),
-        store=store, manifests=manifests, events=events, registry=registry,
+        store=store, manifests=manifests, maps=MapStore(store), events=events, registry=registry,
         pauses=PauseQueue(client),
         steering=Steering(client, registry, manifests, events, resume),
         recorder=InterventionRecorder(store, events, client),

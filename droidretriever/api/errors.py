@@ -8,7 +8,8 @@
 
 Errors of the layers below are answered by kind (:func:`status_for`): a steering
 conflict is 409 with its reason, a missing manifest or object 404, a recording
-that cannot be heard 422, a device, store, model or service fault 503. Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
+that cannot be heard 422, a stored app map this release cannot read 500 (its hint says how to
+rebuild it), a device, store, model or service fault 503. Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
 no traceback, no secret.
 """
 
@@ -28,7 +29,7 @@ from flows.errors import (
     SubscriptionError,
 )
 from inference.errors import InferenceError, TranscriberUnavailableError, TranscriptionError
-from storage.errors import ManifestError, ObjectNotFoundError, StorageError
+from storage.errors import ManifestError, MapFormatError, ObjectNotFoundError, StorageError
 
 __all__ = ["ApiError", "ErrorBody", "Forbidden", "NotAuthenticated", "NotFound", "status_for"]
 
@@ -67,6 +68,8 @@ def status_for(exc: DroidRetrieverError) -> int:
         return 409
     if isinstance(exc, ManifestError | ObjectNotFoundError):
         return 404
+    if isinstance(exc, MapFormatError):
+        return 500  # not a passing fault: the map has to be rebuilt (the error's hint says how)
     if isinstance(exc, TranscriberUnavailableError):
         return 503
     if isinstance(exc, NoAppsError | SubscriptionError | ConfigError | TranscriptionError):

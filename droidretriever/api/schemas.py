@@ -14,6 +14,9 @@ from flows.steering import SteeringState
 
 __all__ = [
     "CAPTURE_ID",
+    "MAP_SCREEN_ID",
+    "MAP_VERSION",
+    "PACKAGE",
     "RUN_ID",
     "SERIAL",
     "SUBSCRIPTION_ID",
@@ -23,6 +26,7 @@ __all__ = [
     "HealthView",
     "InputReply",
     "LoginCode",
+    "MapSummary",
     "PauseView",
     "RunCreate",
     "RunDetail",
@@ -41,6 +45,11 @@ CAPTURE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,119}$"
 SUBTASK_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
 SUBSCRIPTION_ID = r"^sub-[a-z0-9]{6,32}$"
 DRAFT_ID = r"^draft-[0-9A-Za-z\-]{6,60}$"
+PACKAGE = r"^[A-Za-z][A-Za-z0-9_]{0,99}(\.[A-Za-z0-9_]{1,100}){0,20}$"  # an Android package name
+MAP_SCREEN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,119}$"
+# An app's versionName as the map stores it: anything but '/' and control characters ('.' and '..'
+# pass here and are refused by the map store's own key check).
+MAP_VERSION = r"^[^/\x00-\x1f]{0,100}$"
 
 
 class RunCreate(Frozen):
@@ -133,6 +142,19 @@ class TokenLogin(Frozen):
 class HealthView(Frozen):
     ok: Literal[True] = True
     version: str
+
+
+class MapSummary(Frozen):
+    """One stored app map, without its screens (``GET /maps/{package}`` has them)."""
+
+    package: str
+    label: str = ""
+    version: str = ""
+    screens: int
+    walls: int
+    complete: bool  # False while a build is under way (or stopped before the end: it resumes)
+    built_at: datetime
+    stopped: str = ""  # why the build ended: "explored everything", "screen budget", ...
 
 
 class SubscriptionCreate(Frozen):

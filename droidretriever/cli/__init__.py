@@ -29,6 +29,8 @@ from droidretriever.cli import ask as _ask  # noqa: F401
 from droidretriever.cli import bench as _bench  # noqa: F401
 from droidretriever.cli import doctor as _doctor  # noqa: F401
 from droidretriever.cli import farm as _farm  # noqa: F401
+from droidretriever.cli import maps as _maps  # noqa: F401
+from droidretriever.cli import memory as _memory  # noqa: F401
 from droidretriever.cli import stack as _stack  # noqa: F401
 from droidretriever.cli import subscriptions as _subscriptions  # noqa: F401
 

@@ -21,6 +21,7 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
     reports     Citation, AppStatus, LineSpan, Report
     runs        RunEvent, RunManifest, RunStatus, ServingStatus
     apps        InstalledApp (what the farm learns of a phone, what the planner sees)
+    maps        AppMap, MapScreen, MapElement, Effect (an app explored on the farm)
     paths       Step, StepKind (a scripted path through an app)
 """
 
@@ -44,6 +45,17 @@ from droidretriever.models.apps import InstalledApp
 from droidretriever.models.base import Frozen, new_id, utcnow
 from droidretriever.models.evaluation import Evaluation, RiskCategory
 from droidretriever.models.geometry import Bounds, Point
+from droidretriever.models.maps import (
+    AppMap,
+    Effect,
+    MapBudget,
+    MapElement,
+    MapList,
+    MapProgress,
+    MapScreen,
+    MapStats,
+    WallKind,
+)
 from droidretriever.models.paths import Step, StepKind
 from droidretriever.models.plan import Edge, Heard, PageMode, Plan, Query, SubTask
 from droidretriever.models.records import (
@@ -71,6 +83,7 @@ from droidretriever.models.usage import (
 
 __all__ = [
     "Action",
+    "AppMap",
     "AppStatus",
     "Back",
     "Bounds",
@@ -79,6 +92,7 @@ __all__ = [
     "CaptureSource",
     "Citation",
     "Edge",
+    "Effect",
     "ElementSource",
     "Evaluation",
     "FallbackTally",
@@ -89,6 +103,12 @@ __all__ = [
     "InstalledApp",
     "LineSpan",
     "LongPress",
+    "MapBudget",
+    "MapElement",
+    "MapList",
+    "MapProgress",
+    "MapScreen",
+    "MapStats",
     "ModelCall",
     "ModelFallback",
     "OpenApp",
@@ -122,6 +142,7 @@ __all__ = [
     "Trace",
     "UIElement",
     "Wait",
+    "WallKind",
     "merge_tallies",
     "new_id",
     "tally_fallbacks",

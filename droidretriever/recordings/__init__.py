@@ -1,4 +1,4 @@
-"""Recorded real-app data: DroidBot's format (states, events, task sequences) and where it lies.
+"""Recorded real-app data: DroidBot's format (states, events, task sequences), DroidTask's tasks, where it lies.
 
 Perception's tests and benchmarks read the recorded screens; the virtual
 phones replay whole recordings as installed apps. Both layers use this one
@@ -20,10 +20,28 @@ from droidretriever.recordings.droidbot import (
     load_droidbot_transition,
     screenshot_path,
 )
+from droidretriever.recordings.droidtask import (
+    DroidTask,
+    DroidTaskAction,
+    DroidTaskElement,
+    DroidTaskFile,
+    DroidTaskRecord,
+    DroidTaskStep,
+    load_droidtask_file,
+    load_droidtasks,
+    parse_simplified_html,
+    resolve_element,
+)
 from droidretriever.recordings.errors import RecordingError
 
 __all__ = [
     "REPOSITORY",
+    "DroidTask",
+    "DroidTaskAction",
+    "DroidTaskElement",
+    "DroidTaskFile",
+    "DroidTaskRecord",
+    "DroidTaskStep",
     "DroidbotEvent",
     "DroidbotState",
     "DroidbotTransition",
@@ -35,5 +53,9 @@ __all__ = [
     "load_droidbot_state",
     "load_droidbot_task",
     "load_droidbot_transition",
+    "load_droidtask_file",
+    "load_droidtasks",
+    "parse_simplified_html",
+    "resolve_element",
     "screenshot_path",
 ]

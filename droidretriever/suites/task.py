@@ -3,10 +3,12 @@
 Suites are folders, loaded by name (:data:`SUITES`): ``paper`` (the DroidRetriever
 paper's Study 1 and Study 2), ``examples`` (the product's own), ``general``
 (questions of our own about the same virtual phones, written the way the paper's
-Study 3 varied its tasks; never mixed into the paper's) and ``heldout`` (more
+Study 3 varied its tasks; never mixed into the paper's), ``heldout`` (more
 questions by the same protocol, written before the app-map work and only measured
-at its end, never read to tune rules: ``heldout/README.md``). ``load_suite()`` with
-no name loads ``paper`` and ``examples``.
+at its end, never read to tune rules: ``heldout/README.md``) and ``dev`` (questions by
+the same protocol to develop general mechanisms on, read freely; distinct from the
+held-out suite: ``dev/README.md``). ``load_suite()`` with no name loads ``paper`` and
+``examples``.
 
 A task file looks like this (``study2/s2_single_04_amap_driving_time.yaml``)::
 
@@ -79,6 +81,7 @@ class Study(StrEnum):
     EXAMPLES = "examples"  # the product's own examples (Crumbl pickup, hotels near USJ)
     GENERAL = "general"  # our own questions by the Study 3 protocol (droidretriever/suites/general)
     HELDOUT = "heldout"  # questions written before the app-map work, measured only at its end
+    DEV = "dev"  # questions to develop general mechanisms on; distinct from the held-out suite
 
 
 # Suite name -> the folders (each named after its study) it is made of.
@@ -87,6 +90,7 @@ SUITES: dict[str, tuple[Study, ...]] = {
     "examples": (Study.EXAMPLES,),
     "general": (Study.GENERAL,),
     "heldout": (Study.HELDOUT,),
+    "dev": (Study.DEV,),
 }
 
 
@@ -102,7 +106,7 @@ class SuiteTask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(pattern=r"^(s[12]|ex|g|h)_[a-z0-9_]+$")
+    id: str = Field(pattern=r"^(s[12]|ex|g|h|d)_[a-z0-9_]+$")
     study: Study
     query: str = Field(min_length=1)
     apps: tuple[str, ...] = Field(min_length=1)  # launcher labels

@@ -17,6 +17,7 @@ from lxml import etree
 
 from droidretriever.models import Bounds, ElementSource, Frozen, UIElement
 from inference.errors import HierarchyError
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["ParsedHierarchy", "ViewNode", "ViewTree", "parse_hierarchy"]
 
@@ -136,10 +137,7 @@ def _is_actionable(attrs: dict[str, str]) -> bool:
 
 
 # Words that name a secret field; a value typed into one is never among them.
-_PASSWORD_HINT_WORDS = (
-    "password", "passcode", "pin", "verification code", "code", "otp",
-    "密码", "验证码", "口令", "비밀번호", "인증번호", "パスワード", "暗証番号", "認証コード",
-)
+_PASSWORD_HINT_WORDS = load_vocabulary("fields").words("secret_hint")
 _MASK_CHARS = frozenset("•●*·∙")
 
 

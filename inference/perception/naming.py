@@ -17,15 +17,12 @@ from __future__ import annotations
 import re
 
 from droidretriever.models import UIElement
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["id_words", "name_by_place", "name_unlabelled"]
 
-_WIDGET_WORDS = frozenset({
-    "btn", "button", "buttons", "iv", "img", "image", "imageview", "imagebutton", "view", "layout", "container",
-    "wrapper", "root", "icon", "icons", "ic", "icn", "holder", "frame", "tv", "text", "textview", "ll", "rl", "fl",
-    "cl", "bg", "background", "id", "widget", "item", "items", "iconview", "actionbar", "toolbar", "bar",
-    "action", "view2", "vg", "group", "panel", "area", "content", "main", "left", "right", "top", "bottom", "fab",
-})
+# Words of a resource id that name a kind of widget, not what it does: inference/vocabulary/widget_words.yaml.
+_WIDGET_WORDS = frozenset(load_vocabulary("widget_words").words("widget"))
 _SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 _MAX_WORDS = 3
 _BAR_SHARE = 0.12  # top / bottom share of the screen that app bars and bottom bars live in

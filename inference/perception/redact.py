@@ -20,16 +20,14 @@ from pydantic import BaseModel, ConfigDict
 from droidretriever.config import LLMEndpoint, PerceptionSettings
 from droidretriever.models import UIElement
 from inference.perception.image import decode_screenshot
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["REDACTION_KINDS", "Redaction", "RedactionKind", "Redactor", "redactor_for"]
 
 RedactionKind = Literal["phone", "email", "id_number", "card", "address"]
 REDACTION_KINDS: tuple[RedactionKind, ...] = ("phone", "email", "id_number", "card", "address")
 
-_STREET = (
-    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl"
-    r"|Terrace|Highway|Hwy|Parkway|Pkwy|Square|Sq)"
-)
+_STREET = f"(?:{load_vocabulary('street_types').alternation('street')})"  # "Ave", "Road"
 # Order matters: long digit runs (cards, IDs) before phones, e-mails before anything with digits.
 _PATTERNS: tuple[tuple[RedactionKind, re.Pattern[str]], ...] = (
     ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),

@@ -1,16 +1,22 @@
 """Navigation policies: who chooses the next action on a screen.
 
-    PolicyChain([RouteMemoryPolicy, SkillsPolicy, ExplorePolicy, LLMNavigatorPolicy])
-        .decide(PolicyContext) -> Decision | None
+    PolicyChain([RouteMemoryPolicy, SkillsPolicy, MapRoutePolicy, ExplorePolicy,
+                 LLMNavigatorPolicy, UnfamiliarScreenPolicy]).decide(PolicyContext) -> Decision | None
 
 The first confident policy acts; ``Decision.policy`` names it on the step.
 ``RouteMemoryPolicy`` replays a remembered route with a screen check per step,
-``SkillsPolicy`` knows the moves every app shares, ``ExplorePolicy`` taps the
+``SkillsPolicy`` knows the moves every app shares, ``MapRoutePolicy`` follows
+the app map's shortest path to the screens that hold what the goal asks where
+the skills have nothing to do (entries only: results and searches are the
+skills'), ``ExplorePolicy`` taps the
 entry nearest to the goal's concepts (multilingual lexicon) and backtracks at
 dead ends, ``LLMNavigatorPolicy`` asks
 LLM2 and exists only when a navigator model is configured; it is shown the
 screen through ``describe_for_navigator`` (only the blocks the task needs when
-the screen is large).
+the screen is large) and the part of the app map that matters as its manual.
+``UnfamiliarScreenPolicy`` comes last: on a screen nobody knew, it tries the
+elements in the order the question and the map suggest, so no try ends for want
+of a rule.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from inference.policies.llm_navigator import (
     goal_text,
     numbered_screen,
 )
+from inference.policies.map_route import MAP_ROUTE, MapRoutePolicy
 from inference.policies.route_memory import (
     ROUTE_MEMORY,
     RouteMemoryPolicy,
@@ -50,16 +57,20 @@ from inference.policies.skills import (
     is_forbidden_tap,
     rank_results,
 )
+from inference.policies.unfamiliar import UNFAMILIAR, UnfamiliarScreenPolicy
 
 __all__ = [
     "EXPLORE",
+    "MAP_ROUTE",
     "ROUTE_MEMORY",
     "SCREEN_TOKEN_BUDGET",
     "SKILLS",
+    "UNFAMILIAR",
     "Decision",
     "ExplorationEdge",
     "ExplorePolicy",
     "LLMNavigatorPolicy",
+    "MapRoutePolicy",
     "Policy",
     "PolicyChain",
     "PolicyContext",
@@ -67,6 +78,7 @@ __all__ = [
     "RouteMemoryPolicy",
     "SkillsPolicy",
     "TakenAction",
+    "UnfamiliarScreenPolicy",
     "UnknownElementError",
     "compact_history",
     "describe_for_navigator",

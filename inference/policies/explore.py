@@ -5,7 +5,7 @@ open), tap the entry that best matches what the goal asks for, in the
 multilingual concepts of :mod:`inference.rules.lexicon`:
 
 1. a short entry naming a concept of the goal ("社区公约" for "community guidelines");
-2. an item naming an entity the goal spells ("Red Velvet", "F1") or one of its concepts;
+2. an item naming an entity the goal spells (a band's name, a film's title) or one of its concepts;
 3. a navigation hub that usually leads there ("我的" / "Me" for personal data,
    "Settings" for settings-like goals);
 4. on the app's first page, when nothing above is there, the places where apps keep their own
@@ -26,6 +26,8 @@ loop publishes for the dashboard.
 """
 
 from __future__ import annotations
+
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,13 +50,14 @@ from inference.rules import (
     read_item_time,
 )
 from inference.rules.lexicon import GoalConcepts
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["EXPLORE", "ExplorationEdge", "ExplorePolicy", "rank_entries"]
 
 EXPLORE = "explore"
 _ENTRY_CHARS = 24  # longer labels are content (a headline, a product), not navigation
-_AD = ("广告", "推广", "sponsored", "[ad]", "ad ·", "광고", "広告", "プロモーション")
-_BACK_LABELS = frozenset({"navigate up", "back", "返回", "뒤로", "戻る"})
+_AD = re.compile(load_vocabulary("ads").alternation("ad"), re.IGNORECASE)  # promoted, never opened
+_BACK_LABELS = frozenset(load_vocabulary("back").words("back"))  # the app bar's way back
 _LOOK_DOWN = 2  # scrolls down a page on the way to the goal before backing out of it
 
 
@@ -257,7 +260,7 @@ def _tappable(element: UIElement, label: str, screen: Screen) -> bool:
     if not element.clickable or element.editable or element.selected or not label:
         return False
     folded = label.casefold()
-    if folded in _BACK_LABELS or any(a in folded for a in _AD):
+    if folded in _BACK_LABELS or _AD.search(folded):
         return False
     return not is_forbidden_tap(element, screen)
 

@@ -44,7 +44,7 @@ from inference.policies.skills import SKILLS
 
 __all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
 
-_HISTORY_LABEL = 24  # characters of a label kept in a past action ("Tap [麦当劳 (漕溪北路店)…]")
+_HISTORY_LABEL = 24  # characters of a label kept in a past action ("Tap [a store's name (its branch)…]")
 _LABEL = re.compile(r"\[([^\]]*)\]")
 
 
@@ -70,7 +70,9 @@ class LLMNavigatorPolicy:
         settings = perception or PerceptionSettings()
         self._client = client
         self._redactor = redactor_for(client.endpoint, settings)
-        self._help_document = help_document
+        # The manual quotes app screens (an app map's texts): for a cloud model, redacted like them.
+        self._help_document = (self._redactor.redact_text(help_document).text
+                               if help_document and self._redactor is not None else help_document)
         self._screen_budget = settings.description_token_budget
         self.meter = meter if meter is not None else ModelMeter()
 

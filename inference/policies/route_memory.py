@@ -111,11 +111,23 @@ class RouteMemoryPolicy:
             return False
         return self._memory.demote(self._replay.route) is not None
 
-    def remember(self, subtask: SubTask, steps: Sequence[RouteStep]) -> None:
-        """Store a route that reached ``subtask``'s target (see :func:`route_steps`)."""
+    def remember(self, subtask: SubTask, steps: Sequence[RouteStep], *, target_texts: Sequence[str] = (),
+                 map_path: Sequence[str] = (), map_version: str = "") -> None:
+        """Store a route that reached ``subtask``'s target (see :func:`route_steps`), with what its
+        target page showed and the app map's screens it went through."""
         if steps:
             self._memory.record(subtask.package, subtask.goal, steps,
-                                search_term=subtask.search_term, page_mode=subtask.page_mode)
+                                search_term=subtask.search_term, page_mode=subtask.page_mode,
+                                target_texts=target_texts, map_path=map_path, map_version=map_version)
+
+    def describe(self) -> str:
+        """For the run's trace: the remembered route recalled in this try and how far it went."""
+        if self._replay is None:
+            return ""
+        route = self._replay.route
+        how = (f"stopped: {self._replay.stopped_reason}" if self._replay.stopped_reason
+               else "replayed to its end" if self._replay.finished else "replaying")
+        return f"remembered route {route.id} ({len(route.steps)} steps, for {route.goal!r}): {how}"
 
 
 def _last_replayed_failed(history: Sequence[TakenAction]) -> bool:

@@ -6,8 +6,9 @@ In order of precedence on a screen:
    close / deny button (never the accepting one), else press Back;
 2. ``open_app``        the app is not in front: launch it;
 3. ``open_entry``      in the first try, before any search: a short entry of the app that
-   reads the term (a category, a tab, a chart: "酒店" on a travel app's first page, "正在热映"
-   for "热映") is opened instead of searching, as a person would; later tries search;
+   reads the term (a category, a tab, a chart: "酒店" on a travel app's first page, a
+   "正在…" tab for the term it ends with) is opened instead of searching, as a person would;
+   later tries search;
    ``pick_suggestion`` on the search page, a suggestion or recent search that reads the
    term exactly: open it, as a person would, instead of typing;
    ``type_search``     an editable search field: enter the search term and submit;
@@ -29,7 +30,8 @@ In order of precedence on a screen:
    when an entry on it names what the goal asks for: the explorer takes that).
 
 Search fields and icons are recognised in the languages the apps use
-(Search, 搜索, 검색, 検索, Buscar, Rechercher, Suche, Поиск). Nothing here taps
+(Search, 搜索, 검색, 検索, Buscar, Rechercher, Suche, Поиск: ``inference/vocabulary/search.yaml``);
+a pop-up is closed by its refusal (``refusal.yaml``, the risk gate's list). Nothing here taps
 a button whose label pays, logs in, deletes, agrees or sends (the never-tap
 list of :mod:`inference.rules.never_tap`, plus a broader list of the skills'
 own): those screens belong to the person, the evaluator pauses on them before
@@ -73,6 +75,7 @@ from inference.rules import (
     find_never_tap,
     heading_concepts,
     is_card,
+    is_refusal,
     is_search_field,
     leading_entry,
     load_lexicon,
@@ -80,6 +83,7 @@ from inference.rules import (
 )
 from inference.rules.never_tap import names_a_place, names_an_arrangement
 from inference.rules.segment import shorter_terms
+from inference.vocabulary import load_vocabulary
 
 __all__ = [
     "OPEN_ENTRY", "SKILLS", "SkillsPolicy", "find_dialog_dismiss", "find_query_form", "find_search_field",
@@ -89,45 +93,24 @@ __all__ = [
 SKILLS = "skills"
 OPEN_ENTRY = "open_entry"
 _ENTRY_CHARS = 12  # an entry's label (a category, a tab): short
-_ENTRY_EXTRA = 2  # characters an entry may add around a Chinese term ("正在热映" for "热映")
+_ENTRY_EXTRA = 2  # characters an entry may add around a Chinese term ("正在" before it on a tab)
 
-_SEARCH_WORDS = re.compile(
-    r"search|搜索|搜一搜|搜|검색|検索|buscar|rechercher|suche|поиск|cari|tìm", re.IGNORECASE
-)
+_SEARCH = load_vocabulary("search")  # inference/vocabulary/search.yaml
+_SEARCH_WORDS = re.compile(_SEARCH.alternation("search"), re.IGNORECASE)
 # The submit button of a query form: a query verb, then at most what it finds ("查询车票", "Search flights").
-_QUERY_BUTTON = re.compile(
-    r"^(?:查询|查找|搜索|search|find|look up|조회|검색|検索|照会)(?:\s*\S{0,12})$", re.IGNORECASE
-)
-_DISMISS_WORDS = re.compile(
-    r"^(?:close|skip|cancel|not now|no,? thanks|later|dismiss|deny|don'?t allow|×|x|✕|"
-    r"关闭|跳过|取消|以后再说|暂不|不允许|拒绝|我知道了|知道了|"
-    r"닫기|건너뛰기|취소|허용 안함|閉じる|スキップ|キャンセル|許可しない)$",
-    re.IGNORECASE,
-)
+_QUERY_BUTTON = re.compile(rf"^(?:{_SEARCH.alternation('query_button')})(?:\s*\S{{0,12}})$", re.IGNORECASE)
+_NEVER_TAP = load_vocabulary("never_tap")
 # Never tapped by a skill, whatever the goal says: the person does these. Broader than the
 # gate's never-tap list (word parts count: "Alipay"), matched on folded labels.
-_FORBIDDEN = re.compile(
-    r"pay|checkout|place order|order now|buy|purchase|log ?in|sign ?in|sign up|register|delete|"
-    r"agree|accept|allow|add to (?:cart|bag|basket)|start navigation|"
-    r"支付|付款|结算|下单|提交订单|购买|登录|注册|删除|同意|允许|加入购物车|开始导航|"
-    r"결제|주문|로그인|삭제|동의|허용|장바구니 담기|支払|注文|ログイン|削除|同意|許可|カートに入れる|"
-    # Sending, posting and following act in the person's name: never the agent's to do.
-    r"\bsend\b|\breply\b|\bforward\b|\bpublish\b|\bshare\b|\bfollow\b|\blike\b|\bsubscribe\b|"
-    r"write an? (?:answer|review|comment)|发送|回复|转发|发布|分享|关注|点赞|写回答|写评论|投币|"
-    r"보내기|답장|공유|팔로우|좋아요|送信|返信|共有|フォロー|いいね",
-    re.IGNORECASE,
-)
+_FORBIDDEN = re.compile(_NEVER_TAP.alternation("skills_forbidden"), re.IGNORECASE)
 # The acts whose settings pages an entry may name ("支付设置", "Login settings").
-_PLACE_OF = re.compile(r"pay|log ?in|sign ?in|支付|付款|登录|결제|로그인|支払|ログイン", re.IGNORECASE)
+_PLACE_OF = re.compile(_NEVER_TAP.alternation("acts_with_pages"), re.IGNORECASE)
 _GOAL_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
-_GOAL_STOP = frozenset({
-    "what", "which", "where", "when", "find", "show", "check", "list", "tell", "about", "with",
-    "from", "that", "this", "have", "been", "does", "into", "page", "details", "information",
-})
+_GOAL_STOP = frozenset(load_vocabulary("stop_words").words("goal_word"))
 _TERM_MATCH = 85
 _CONTENT_LINES = 3  # buttons carry a label and perhaps an amount; content cards more lines
 _TERM_CUTOFF = 80  # rapidfuzz partial_ratio for a result to count as naming the search term
-_AD = re.compile(r"广告|推广|sponsored|\bad\b|광고|広告", re.IGNORECASE)
+_AD = re.compile(load_vocabulary("ads").alternation("ad"), re.IGNORECASE)  # promoted results
 
 
 def is_forbidden(label: str) -> bool:
@@ -148,8 +131,8 @@ def is_forbidden_tap(element: UIElement, screen: Screen) -> bool:
 
     A button's label is its action. A card of content (three or more lines:
     a mail's sender, subject, summary and time) opens what it shows, whatever
-    its words say ("网易帐号登录确认" is a mail about a login, not a login
-    button): an action inside a card is a clickable element of its own, which
+    its words say (a mail whose subject reports a sign-in is about a login, not a
+    login button): an action inside a card is a clickable element of its own, which
     perception never merges into the card's text, and is checked by itself.
     """
     if count_text_lines(element, screen) >= _CONTENT_LINES:
@@ -193,7 +176,7 @@ def find_dialog_dismiss(context: PolicyContext) -> UIElement | None:
     if not is_dialog_open(screen):
         return None
     buttons = [e for e in screen.elements if e.clickable and e.label]
-    named = next((e for e in buttons if _DISMISS_WORDS.match(e.label.strip())), None)
+    named = next((e for e in buttons if is_refusal(e.label.strip())), None)
     if named is not None:
         return named
     # Android puts the negative choice on button2 ("Cancel", "Not now").
@@ -328,7 +311,7 @@ class SkillsPolicy:
         screen = context.screen
         if _left_the_results(context.history):
             # Back from a search that found nothing, on the home feed: its cards are not
-            # results of the term (they once took a question about OPPO to a RAM module).
+            # results of the term (they once took a question about a phone to a memory module).
             # The term itself need not show: English terms find Chinese results.
             return None
         items = find_list_items(screen)
@@ -452,7 +435,7 @@ def next_search_term(context: PolicyContext) -> str | None:
 def own_entry(context: PolicyContext) -> UIElement | None:
     """A short tappable entry of the app reading the whole search term, in the first try before
     any search (a category, a tab). A Chinese term may sit inside a label two characters longer
-    ("正在热映" for "热映"); a Latin term is the whole label."""
+    (a tab "正在…" for the term it ends with); a Latin term is the whole label."""
     term = context.subtask.search_term
     if not term or context.attempt != 1 or context.searched or any(t.skill == OPEN_ENTRY for t in context.history):
         return None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from inference.rules.apps import find_mentioned_apps, resolve_app
 from inference.rules.decomposer import decompose_by_rules
+from inference.rules.dictionary import Dictionary, DictionaryEntry, load_dictionary
 from inference.rules.evaluator import (
     contradicts_mode,
     evaluate_by_rules,
@@ -42,6 +43,8 @@ from inference.rules.recency import ItemTime, read_item_time, read_time
 from inference.rules.risk import RiskFinding, find_injection, find_risk
 
 __all__ = [
+    "Dictionary",
+    "DictionaryEntry",
     "GoalConcepts",
     "ItemTime",
     "RiskFinding",
@@ -70,6 +73,7 @@ __all__ = [
     "is_search_field",
     "leading_entry",
     "list_title_concepts",
+    "load_dictionary",
     "load_lexicon",
     "match_concept",
     "mentions_term",

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from rapidfuzz import fuzz
 
 from droidretriever.models import InstalledApp
-from inference.errors import LexiconError
+from inference.errors import VocabularyError
+from inference.vocabulary import VOCABULARY_DIR, read_vocabulary_data
 
 __all__ = [
     "ALIASES_FILE",
@@ -29,18 +29,19 @@ __all__ = [
 ]
 
 
-ALIASES_FILE = Path(__file__).with_name("app_aliases.yaml")
+ALIASES_FILE = VOCABULARY_DIR / "app_aliases.yaml"
 
 
 @lru_cache(maxsize=1)
 def load_app_aliases(path: Path = ALIASES_FILE) -> tuple[tuple[str, ...], ...]:
-    """The alias groups of ``app_aliases.yaml`` (general knowledge: the names people use), read once."""
+    """The alias groups of ``inference/vocabulary/app_aliases.yaml`` (general knowledge: the names
+    people use), read once."""
+    raw = read_vocabulary_data(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         return tuple(tuple(str(name) for name in group) for group in raw["apps"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
-        raise LexiconError(f"cannot read the app names at {path}: {exc}",
-                           hint="restore inference/rules/app_aliases.yaml from the package") from exc
+    except (KeyError, TypeError) as exc:
+        raise VocabularyError(f"{path} holds no list of alias groups under 'apps': {exc}",
+                              hint="restore inference/vocabulary/app_aliases.yaml from the package") from exc
 
 
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")

@@ -29,6 +29,7 @@ from datetime import date, timedelta
 from enum import StrEnum
 
 from droidretriever.models import Frozen
+from inference.vocabulary import load_vocabulary
 
 __all__ = [
     "MAGNITUDE",
@@ -167,20 +168,17 @@ _NUM = r"(\d+(?:\.\d+)?)"
 _CUR = r"(?:[$¥￥€£]|元|块|rmb|usd|dollars?|yuan)"
 _CN_DIGITS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
-_TABLE = re.compile(r"\b(?:as|in|make) a table\b|\btabulate\b|表格|[列做画]成表|[列做画]个表|制表")
-_NAMES = re.compile(r"\b(?:only|just) (?:the |their )?(?:names?|titles?)\b|\bnames? only\b|"
-                    r"只要名字|只要名称|只列名字|只说名字|名字就行|名称就行|只要标题")
-_SENTENCE = re.compile(r"\b(?:in )?one sentence\b|\bin a sentence\b|一句话")
-_CHEAPEST = re.compile(r"\bcheapest\b|\blowest[- ]priced?\b|\bleast expensive\b|\bcosts? (?:the )?least\b|"
-                       r"最便宜|价格最低|最低价")
-_DEAREST = re.compile(r"\bmost expensive\b|\bpriciest\b|\bhighest[- ]priced?\b|\bcosts? (?:the )?most\b|"
-                      r"最贵|价格最高")
-_BEST_RATED = re.compile(r"\b(?:highest|best|top)[- ]rated\b|评分最高|口碑最好")
+_SHAPE_WORDS = load_vocabulary("answer_shape")  # inference/vocabulary/answer_shape.yaml
+_TABLE = re.compile(_SHAPE_WORDS.alternation("table"))
+_NAMES = re.compile(_SHAPE_WORDS.alternation("names"))
+_SENTENCE = re.compile(_SHAPE_WORDS.alternation("sentence"))
+_CHEAPEST = re.compile(_SHAPE_WORDS.alternation("cheapest"))
+_DEAREST = re.compile(_SHAPE_WORDS.alternation("dearest"))
+_BEST_RATED = re.compile(_SHAPE_WORDS.alternation("best_rated"))
 # One record, the newest: "the last time", "最近一次" (not "last week", a date filter).
 # Across lists: "the movies that appear most often across the charts", "出现次数最多".
-_MOST_FREQUENT = re.compile(r"\bmost (?:frequent|frequently|often)\b|\bappears? (?:the )?most\b|"
-                            r"\bon the most (?:lists|charts|rankings)\b|出现(?:次数)?最多|最常出现|上榜(?:次数)?最多|重复最多")
-_NEWEST = re.compile(r"\b(?:the |my )?(?:last|latest|most recent) (?:one|time)\b|最近一次|最近一笔|最后一次|上一次|最新一次")
+_MOST_FREQUENT = re.compile(_SHAPE_WORDS.alternation("most_frequent"))
+_NEWEST = re.compile(_SHAPE_WORDS.alternation("newest"))
 _TOP_N = re.compile(r"\b(?:top|first)\s+(\d+|one|two|three|four|five|ten)\b|前\s*(\d+|[一两二三四五六七八九十])\s*(?:名|个|条|位|首|部)?")
 # How many records an order keeps: "the 3 cheapest", "which 2 films ... most often", "最便宜的3款".
 _N_CHEAPEST = re.compile(r"\b(\d+|two|three|four|five) (?:cheapest|most expensive)\b|"
@@ -195,26 +193,13 @@ _BETWEEN = re.compile(rf"\bbetween\s*{_CUR}?\s*{_NUM}\s*{_CUR}?\s*and\s*{_CUR}?\
 _CN_UNDER = re.compile(rf"(?:不超过|不到|低于|少于|小于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*(?:以下|以内|之内)")
 _CN_OVER = re.compile(rf"(?:超过|高于|大于|多于){_CUR}?\s*{_NUM}\s*{_CUR}?|{_CUR}?\s*{_NUM}\s*{_CUR}?\s*以上")
 
+_COUNTS = load_vocabulary("counts")  # inference/vocabulary/counts.yaml
 # What list records count, each with the words (en, zh) a question or a record may use for it:
 # general vocabulary of apps' lists, no app's or task's own labels.
-_COUNTED: tuple[tuple[str, ...], ...] = (
-    ("followers", "follower", "fans", "粉丝", "关注者"),
-    ("views", "plays", "listens", "reads", "播放", "观看", "阅读", "浏览"),
-    ("likes", "upvotes", "点赞", "获赞", "赞"),
-    ("comments", "replies", "评论", "回复"),
-    ("reviews", "ratings", "评价"),
-    ("subscribers", "subscriptions", "订阅"),
-    ("sold", "sales", "purchases", "orders", "销量", "已售", "月售", "付款"),
-    ("downloads", "installs", "下载"),
-    ("members", "成员"),
-    ("answers", "回答"),
-)
+_COUNTED: tuple[tuple[str, ...], ...] = tuple(
+    _COUNTS.words(group) for group in _COUNTS.groups if group.startswith("counted_"))
 # Words after a number that make it an amount of something else (money, time, distance, size).
-_NOT_COUNTED = frozenset((
-    "dollars", "dollar", "yuan", "usd", "rmb", "euros", "pounds", "kilometers", "kilometres", "km", "miles",
-    "meters", "metres", "minutes", "mins", "hours", "hrs", "seconds", "days", "weeks", "months", "years",
-    "times", "percent", "gb", "mb", "kb", "tb", "items", "people", "stars", "points",
-))
+_NOT_COUNTED = frozenset(_COUNTS.words("not_counted"))
 _MAGNITUDES = {"k": 1e3, "thousand": 1e3, "千": 1e3, "w": 1e4, "万": 1e4, "m": 1e6, "million": 1e6,
                "mn": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "亿": 1e8}
 # A magnitude after a number ("10k", "1.2M", "2 million", "120万"), matched ignoring case.
@@ -229,11 +214,11 @@ def _count_number(group: str = "") -> str:
             rf"\s*(?P<mag{group}>{MAGNITUDE})?")
 
 
-_MORE = r"more than|over|above|at least|upwards of|in excess of"
-_FEWER = r"fewer than|less than|under|below|at most|no more than|up to"
+_MORE = _COUNTS.alternation("more_en")
+_FEWER = _COUNTS.alternation("fewer_en")
 _EN_COUNT = re.compile(rf"\b(?P<cmp>{_MORE}|{_FEWER})\s+{_count_number()}\+?\s+(?P<noun>[a-z]{{3,}})")
-_CN_MORE = r"超过|多于|大于|高于|不少于|至少|过"
-_CN_FEWER = r"不超过|不到|少于|低于|小于"
+_CN_MORE = _COUNTS.alternation("more_zh")
+_CN_FEWER = _COUNTS.alternation("fewer_zh")
 _CN_NOUNS = "|".join(sorted((w for words in _COUNTED for w in words if not w.isascii()), key=len, reverse=True))
 _CN_UNIT = r"\s*[个位人次条]?\s*"
 # "粉丝超过100万", "超过1万人评价", "10万粉丝以上".
@@ -243,23 +228,9 @@ _CN_COUNT = re.compile(
     rf"|{_count_number('3')}{_CN_UNIT}(?P<noun3>{_CN_NOUNS})(?:数量|数|量)?\s*(?P<cmp3>以上|以下)")
 
 # States of a list's records (a parcel, a permission, an order, a message), each with the words
-# (en, zh) that name it: general vocabulary, no app's own labels.
+# (en, zh) that name it: general vocabulary, no app's own labels (inference/vocabulary/record_states.yaml).
 _STATES: dict[str, tuple[str, ...]] = {
-    "in transit": ("in transit", "on the way", "on its way", "out for delivery", "shipped", "运输中", "在路上",
-                   "派送中", "配送中", "运送中", "已发货", "转运中"),
-    "awaiting pickup": ("ready for pickup", "awaiting pickup", "to be picked up", "待取件", "待取", "未取件"),
-    # Not "delivered": a parcel delivered to a station is waiting there, not yet handed over.
-    "signed for": ("signed for", "已签收", "已妥投"),
-    "denied": ("denied", "not allowed", "disallowed", "blocked", "rejected", "拒绝", "不允许", "未允许", "禁止",
-               "未授权"),
-    "allowed": ("allowed", "granted", "permitted", "允许", "已允许", "已授权"),
-    "unpaid": ("unpaid", "awaiting payment", "to be paid", "待付款", "待支付", "未付款", "未支付",
-               "没付款", "没支付"),
-    "cancelled": ("cancelled", "canceled", "已取消"),
-    "completed": ("completed", "已完成", "交易成功"),
-    "refunded": ("refunded", "已退款", "退款成功"),
-    "unread": ("unread", "未读"),
-}
+    group.replace("_", " "): words for group, words in load_vocabulary("record_states").groups.items()}
 _STATE_WORDS = sorted(((w, state) for state, words in _STATES.items() for w in words),
                       key=lambda pair: len(pair[0]), reverse=True)
 _STATE = re.compile("|".join(
@@ -277,24 +248,20 @@ _POSITION = re.compile(
     r"排(?:名|行)?第\s*(\d{1,3}|[一两二三四五六七八九十百]+)|"
     r"第\s*(\d{1,3}|[一两二三四五六七八九十百]+)\s*(?:名|位|个|部|首|条|本|款|家|项|本书|支)")
 
+_TIME_WORDS = load_vocabulary("time_words")  # inference/vocabulary/time_words.yaml
 # Times of day, in minutes after midnight.
 _PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, int], ...] = (
-    (re.compile(r"\bthis morning\b|\bin the morning\b|\bmorning\b|上午|早上|早晨"), 0, 12 * 60),
-    (re.compile(r"\bnoon\b|中午"), 11 * 60, 14 * 60),
-    (re.compile(r"\bthis afternoon\b|\bin the afternoon\b|\bafternoon\b|下午"), 12 * 60, 18 * 60),
-    (re.compile(r"\btonight\b|\bthis evening\b|\bin the evening\b|\bevening\b|晚上|今晚|傍晚"), 18 * 60, 24 * 60),
+    (re.compile(_TIME_WORDS.alternation("question_morning")), 0, 12 * 60),
+    (re.compile(_TIME_WORDS.alternation("question_noon")), 11 * 60, 14 * 60),
+    (re.compile(_TIME_WORDS.alternation("question_afternoon")), 12 * 60, 18 * 60),
+    (re.compile(_TIME_WORDS.alternation("question_evening")), 18 * 60, 24 * 60),
 )
 _AFTER_CLOCK = re.compile(r"\bafter\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?|(\d{1,2})(?:[:点](\d{2}))?\s*点?(?:以后|之后|后)")
 _BEFORE_CLOCK = re.compile(r"\bbefore\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?|(\d{1,2})(?:[:点](\d{2}))?\s*点?(?:以前|之前|前)")
 
-_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\blast month\b|\bprevious month\b|上个月|上月"), "last_month"),
-    (re.compile(r"\bthis month\b|本月|这个月"), "this_month"),
-    (re.compile(r"\blast week\b|\bpast week\b|\blast 7 days\b|最近一周|上周|过去一周|近一周|最近7天|近7天"), "last_week"),
-    (re.compile(r"\bthis week\b|本周|这周"), "this_week"),
-    (re.compile(r"\byesterday\b|昨天"), "yesterday"),
-    (re.compile(r"\btoday\b|今天|今日"), "today"),
-)
+_DATES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(_TIME_WORDS.alternation(f"question_{kind}")), kind)
+    for kind in ("last_month", "this_month", "last_week", "this_week", "yesterday", "today"))
 _YEAR = re.compile(r"\bin (20\d\d)\b|(20\d\d)\s*年")
 _MONTH_NAMES = ("january february march april may june july august september october november december")
 _MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES.split(), 1)} | {

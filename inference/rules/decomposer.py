@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from droidretriever.models import InstalledApp, PageMode, Plan, Query
 from droidretriever.text import has_cjk
@@ -29,6 +30,7 @@ from inference.rules.asks import strip_answer_shape
 from inference.rules.lexicon import find_goal_concepts, load_lexicon, setting_change
 from inference.rules.plan import MAX_TERMS, build_plan
 from inference.rules.segment import is_function_word, split_words
+from inference.vocabulary import load_vocabulary, load_vocabulary_model
 
 __all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
 
@@ -36,133 +38,67 @@ _QUOTED_RE = re.compile(r'"([^"]{2,80})"|“([^”]{2,80})”|「([^」]{1,80})�
 _LATIN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’&+.\-:]*|[,;?!()/]|\s+")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
+_STOP_WORDS = load_vocabulary("stop_words")  # inference/vocabulary/stop_words.yaml
 # Words that are never part of a search term: question words, grammar, and the
 # attribute being asked about (the app shows the price; we search for the thing).
-_STOP_TEXT = """
-    a an the is are was were be been being am do does did done have has had can could
-    should would will shall may might must i me my we our you your he she it its they them
-    their this that these those there here what which who whom whose when where why how
-    and or but if then than so as at on in of for to from by with about into over under
-    using use via through within
-    between among vs versus versu per any some all more most less least much many few
-    please tell show find search look check see get give know want need let us me
-    compare comparison cheaper cheapest cheap expensive price prices cost costs costing
-    better best worse worst good bad difference different same between
-    review reviews opinion opinions say says said think thinks comment comments fans
-    people users user customers rating ratings rated recommend recommended recommendation
-    list all available options option many much number count
-    app apps application on-line online today now currently current latest new
-    granted grant allowed allow near nearby me
-    order ordering ordered buy buying bought purchase purchasing purchased advise advice
-    suggest suggestion suggestions summarize summarise summary translate translation explain
-    describe identify decide deciding whether respectively gauge retrieve calculate help
-    just only one ones also each every next usual number numbers across
-    average total sum monthly daily weekly yearly day days week weeks month months year years
-    specs spec specifications features feature name names title titles item items
-    s
-"""
-_STOP = frozenset(_STOP_TEXT.split())
+_STOP = frozenset(_STOP_WORDS.words("search_term_en"))
 # Chinese words that are never part of a search term, dropped as whole words (segmented by
 # jieba), so "上" (on) goes and "上海" stays.
-_CJK_STOP_TEXT = """上 的 和 与 跟 及 在 里 中 哪个 哪家 哪里 更 最 便宜 贵 多少钱 多少 钱 价格 价钱 比较
-对比 怎么样 如何 评价 评论 口碑 有哪些 哪些 什么 是 吗 呢 吧 啊 了 我 我的 想 要 想要 看看 看 查 查询
-一下 搜索 搜 帮 帮我 请 所有 全部 列表 推荐 大家 网友 说 买 购买 几个 个 还是 或 有 有没有 给 用 能 可以
-告诉 列出 一共 分别 哪 谁 怎么 为什么 多 多久 多长时间 多长 多大 多远 几 只要 只 就 都 也 还 把 被 让 这 那 这个 那个 这些 那些
-东西 信息 情况 内容 名字 名称 从 到 去 来 开车 进去 加进去 出来
-评分 票房 歌名 配送费 过路费 续航 费用 时间 日期 距离 销量 月售 重量 播放量 表 名
-出发 到达 发来 看看 换 花 坐 考 占 剩 还有 还剩 会 对 离 就行 行
-今天 明天 后天 昨天 上午 下午 晚上 早上 中午 今晚 最近 本周 这周 上周 一周 上个月 本月 这个月 今年 去年
-公里 千米 米 分钟 小时 元 块"""
-_CJK_STOP = frozenset(_CJK_STOP_TEXT.split())
+_CJK_STOP = frozenset(_STOP_WORDS.words("search_term_zh"))
 _QUANTITY = re.compile(r"(?:[$¥￥€£]\s*)?\d[\d.,]*\s*(?:%|[A-Za-z]{1,7}|[\u4e00-\u9fff]{1,2})?(?:以下|以上|以内|之内|左右)?")
 # "各是", "每期", "哪趟", "那家": a question word or determiner and one more character.
 _ASKING = re.compile(r"[各每几哪那这][\u4e00-\u9fff]{1,2}")
 _CJK_BREAK = re.compile(r"[\s，。？！、；：,.?!;:（）()“”\"'《》「」]+")
 
-_MULTI_PAGE_CUES = (
-    r"\breviews?\b", r"\bopinions?\b", r"\bwhat do .{0,40}\bsay\b", r"\bcomments?\b",
-    r"\bexperiences?\b", r"\bposts?\b", r"\banswers\b", r"\bfeedback\b", r"\bimpressions?\b",
-    "评价", "评论", "口碑", "笔记", "怎么样", "经验", "心得", "리뷰", "후기", "レビュー", "口コミ",
-)
-_LIST_VIEW_CUES = (
-    r"\blist\b", r"\ball\b", r"\boptions\b", r"\bhow many\b", r"\bwhich\b.{0,60}\bavailable\b",
-    r"\bflights\b", r"\branking\b", r"\btop \d+\b", r"\bevery\b", r"\bwhich (?:\w+ ){0,2}\w+s (?:have|are|were|did)\b(?! (?:in|on|of|from)\b)",
-    r"\bfind (?:all |my )?(?!\w*ss\b)[a-z]{3,}s (?:scheduled|booked|saved|sent|ordered|from|by|with|in|on)\b",
-    "列表", "所有", "全部", "有哪些", "多少个", "几个", "排行", "목록", "一覧",
-    # Each of them, or a table of them: several records asked for ("评分各是多少", "做成表格").
-    r"\beach of (?:them|these|those)\b", r"\b(?:as|in) a table\b", "各是", "各自", "分别", "表格", "列个表", "각각", "それぞれ",
-)
+_CUES = load_vocabulary("page_mode_cues")  # inference/vocabulary/page_mode_cues.yaml
+_MULTI_PAGE_CUES = _CUES.words("multi_page")
+_LIST_VIEW_CUES = _CUES.words("list_view")
 
-@dataclass(frozen=True)
-class _Topic:
+class _Topic(BaseModel):
     """A kind of question, the words that show it, and the apps that answer it: apps people
     know for it (alias groups, in order) and words in any installed app's name ("Maps",
     "校园") for apps the list does not know."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     name: str
-    cues: tuple[str, ...]
+    cues: tuple[str, ...] = Field(min_length=1)
     apps: tuple[str, ...]
     name_words: tuple[str, ...] = ()
+
+    @field_validator("cues", "name_words")
+    @classmethod
+    def _patterns(cls, words: tuple[str, ...]) -> tuple[str, ...]:
+        for word in words:
+            try:
+                re.compile(word)
+            except re.error as exc:
+                raise ValueError(f"the entry {word!r} is no regular expression ({exc})") from exc
+        return words
+
+
+class _Topics(BaseModel):
+    """The decomposer's topics file (inference/vocabulary/topics.yaml)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    topics: tuple[_Topic, ...] = Field(min_length=1)
 
 
 # Used only when the question names no app. The first topic whose cue matches and that has an
 # installed app wins, so narrower topics come first ("taxi trips" before travel, "delivered
 # packages" before food delivery); apps are taken in the group's order.
-_TOPICS: tuple[_Topic, ...] = (
-    _Topic("settings", (r"\bpermission", r"\bsetting", r"\bstorage\b", "权限", "设置"), ("Settings",)),
-    _Topic("parcel", (r"\bpackages?\b", r"\bparcels?\b", r"\bexpress\b", "快递", "包裹", "驿站"),
-           ("Cainiao",), (r"\bparcels?\b", r"\bexpress\b", "快递", "物流")),
-    _Topic("ride", (r"\btaxis?\b", r"\brides?\b", r"\bcabs?\b", "打车", "出租车", "网约车"),
-           ("DiDi", "Amap", "Uber")),
-    _Topic("phone bill", (r"\bphone (?:credit|bill|plan|balance)", r"\btop.?up\b", "话费", "流量套餐"),
-           ("China Mobile", "China Unicom", "China Telecom")),
-    _Topic("meeting", (r"\bmeetings?\b", "会议", "开会", "(?:哪些|几个|几场)会(?![员计])"),
-           ("Tencent Meeting", "Zoom", "Teams"), (r"\bmeetings?\b", "会议")),
-    _Topic("mail", (r"\bemails?\b", r"\bmail\b", r"\binbox\b", "邮件", "邮箱"),
-           ("Gmail", "NetEase Mail", "Outlook"), (r"\bmail\b", "邮")),
-    _Topic("school", (r"\bgpa\b", r"\bgrades?\b", r"\bexams?\b", r"\bcourses?\b", r"\btimetable\b",
-                      r"\bsemester\b", r"\btuition\b", "绩点", "成绩", "考试", "课表", "学期", "选课", "学费"),
-           (), (r"\bcampus\b", r"\bschool\b", r"\buniversity\b", r"\bcollege\b", r"\bstudents?\b",
-                "校园", "教务", "大学")),
-    _Topic("fan community", (r"\bfans?\b", r"\bvideos?\b", "粉丝", "视频", "弹幕"), ("Zhihu", "Weibo", "Bilibili")),
-    _Topic("social post", (r"\bposts?\b", r"\btweets?\b", "微博", "帖子"), ("Weibo", "Zhihu", "Rednote")),
-    _Topic("reviews", (r"\breview", r"\bopinion", r"\bsay\b", "评价", "口碑", "笔记"),
-           ("Rednote", "Zhihu", "Douban", "Quora", "Weibo", "Dianping")),
-    _Topic("charts", (r"\branking", r"\bcharts?\b", r"\btop \d+", r"\bbest.rated\b", "排行", "榜单"), ("Douban",)),
-    _Topic("movie tickets", (r"\bshowtimes?\b", r"\bmovies?\b", r"\bfilms?\b", r"\bcinemas?\b", "电影", "影院",
-                             "场次"), ("Maoyan", "Taopiaopiao", "Douban")),
-    _Topic("train", (r"\btrains?\b", "火车", "高铁", "动车", "车票", "车次", "[一二]等座", "卧铺"), ("12306",),
-           (r"\brail", "铁路")),
-    _Topic("maps", (r"\bdriv(?:e|ing)\b", r"\bdirections?\b", r"\bhow far\b", r"\bnavigat", r"\bkilomet",
-                    r"\bnearby\b", r"\bnearest\b", "开车", "驾车", "导航", "路线", "多远", "公里", "附近", "怎么去",
-                    "过路费"),
-           ("Amap", "Baidu Maps", "Google Maps"), (r"\bmaps?\b", "地图")),
-    _Topic("food delivery", (r"\bfood\b", r"\bdeliver", r"\bburger", r"\bmeal", r"\brestaurant", "外卖", "餐",
-                             "汉堡"), ("Meituan", "Meituan Waimai", "Ele.me", "Dianping", "McDonald's", "KFC")),
-    _Topic("shopping", (r"\bbuy\b", r"\bprice", r"\bcheap", r"\bshop", r"\bphones?\b", r"\bspecs\b",
-                        r"\bspecifications?\b", r"\bproducts?\b", r"\bingredients?\b", "价格", "购买", "便宜",
-                        "手机", "商品", "成分", "配料"),
-           ("Taobao", "JD", "Pinduoduo", "Amazon", "Etsy", "Wish"), (r"\bshop", r"\bmall\b", "商城")),
-    _Topic("travel", (r"\bhotels?\b", r"\bflights?\b", r"\btrips?\b", r"\btravel", "酒店", "机票", "旅游"),
-           ("Ctrip", "Booking", "Expedia", "Qunar"), (r"\btravel", r"\btrip\b", "旅行")),
-    _Topic("music", (r"\bsongs?\b", r"\bmusic\b", r"\balbums?\b", r"\bplaylists?\b", "歌", "音乐"),
-           ("QQ Music", "NetEase Cloud Music", "Spotify", "Apple Music"), (r"\bmusic\b", "音乐")),
-)
+_TOPICS: tuple[_Topic, ...] = load_vocabulary_model("topics", _Topics).topics
 
 # A possessive right before a noun: "my", "our", "我的" / "我" ("我购物车里"), "내", "나의", "私の", "自分の".
 _INSIDE = ("里", "中", "内", "裡")
 _POSSESSIVE = re.compile(r"(?:\bmy|\bour) $|我的?$|我们的$|(?:^|\s)(?:내|나의|우리) ?$|(?:私|自分|僕)の$")
-_PERMISSION_CUE = r"\bpermissions?\b|权限|권한|権限"
+_SETTINGS_QUESTIONS = load_vocabulary("settings_questions")  # inference/vocabulary/settings_questions.yaml
+_PERMISSION_CUE = _SETTINGS_QUESTIONS.alternation("permission")
 # What an app itself takes on the phone (its storage, its cache): the app's info page in
 # Settings says it, not the app. "How much space does Taobao take up?", "淘宝占了多少存储空间",
 # not "a phone with 512 GB of storage on JD" (no taking or using).
-_FOOTPRINT_CUE = (
-    r"\b(?:storage|space|cache)\b(?: \S+){0,4} (?:take|takes|taking|took|use|uses|using|used|occupy|"
-    r"occupies)\b|\b(?:take|takes|taking|took|uses?|using|occupy|occupies)(?: up)? (?:\w+ ){0,3}"
-    r"(?:storage|space)\b|"
-    r"占(?:了|用)?[^，。？！,.?!]{0,6}(?:存储|空间|内存)|(?:存储|空间|内存)占用|缓存[^，。？！,.?!]{0,3}多大|"
-    r"(?:저장\s?공간|용량)[을를]?\s?(?:얼마나\s?)?(?:차지|사용)|(?:ストレージ|容量)を?(?:どれくらい|どのくらい)?(?:使|占)"
-)
+_FOOTPRINT_CUE = _SETTINGS_QUESTIONS.alternation("footprint")
 
 _HONESTY = (
     "rule-based decomposition ({because}): apps by name matching, "
@@ -254,7 +190,7 @@ def _latin_phrases(text: str) -> list[str]:
         bare = re.sub(r"['’]s$", "", word.lower())  # "what's" is "what"; "McDonald's" stays
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         if run and word[:1].isupper() and _is_name_word(run[-1]) and _is_name_word(following):
-            run.append(word)  # a capitalised word inside a name: "OPPO Find X7 Ultra"
+            run.append(word)  # a capitalised word inside a name: "<Brand> Find X7 Ultra"
             continue
         if not word or not re.match(r"\w", token) or word.lower() in _STOP or bare in _STOP:
             if run:
@@ -263,7 +199,7 @@ def _latin_phrases(text: str) -> list[str]:
             continue
         owner = re.fullmatch(r"(.+)['’]s", word)
         if owner and not _is_brand(word):
-            # A possessive ends a name: "Interstellar's rating", "aespa's next live".
+            # A possessive ends a name: "<a film>'s rating", "<a band>'s next live".
             phrases.append(" ".join([*run, owner.group(1)]))
             run = []
             continue
@@ -287,8 +223,9 @@ def _is_brand(word: str) -> bool:
 
 def _mixed_phrases(text: str) -> list[str]:
     """Runs of words between stop words and punctuation, in text with Chinese (never cut inside a
-    word): "小米14", "OPPO Find X7 Ultra" and "上海迪士尼" stay whole. Grammar, counts and times
-    (jieba's tags: "哪天", "几次", "现在") end a run like stop words."""
+    word): a model with its number ("小米14"), a Latin product name and a place's name stay
+    whole. Grammar, counts and times (jieba's tags: "哪天", "几次", "现在") end a run like stop
+    words."""
     phrases: list[str] = []
     run: list[str] = []
     start = True  # at the start of a sentence: "Which" is the question word "which"
@@ -297,8 +234,8 @@ def _mixed_phrases(text: str) -> list[str]:
             run.append(" ")  # between Latin words: part of a name
         elif (word in _CJK_STOP or (word.lower() in _STOP and (word.islower() or start))
               or _CJK_BREAK.fullmatch(word) or is_function_word(word, text)):
-            # An English word among Chinese is a name unless written as a plain word ("Find"
-            # in "OPPO Find X7" stays).
+            # An English word among Chinese is a name unless written as a plain word (a
+            # capitalised "Find" inside a phone's model name stays).
             phrases.append("".join(run).strip())
             run = []
         elif not word.isspace():

@@ -15,7 +15,8 @@ one-time code beside a button that goes on ("Continue", "Next", "Get code",
 "登录", "下一步", "获取验证码", "계속", "次へ"), or a choice of accounts to continue
 with ("Continue with Google", "使用微信登录") and no other way on than back, close or
 skip (a profile page offering sign-in beside its settings is no wall). Words in English, Chinese, Korean
-and Japanese, as in the lexicon: kinds of fields and buttons, never one app's.
+and Japanese, as in the lexicon: kinds of fields and buttons, never one app's
+(``inference/vocabulary/fields.yaml``, ``search.yaml``).
 """
 
 from __future__ import annotations
@@ -25,32 +26,22 @@ import re
 from droidretriever.models import Screen, UIElement
 from droidretriever.text import fold_for_matching
 from inference.rules.never_tap import is_refusal
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["find_login_wall", "find_text_fields", "is_search_field"]
 
-_SEARCH_WORDS = re.compile(
-    r"search|find|look ?up|query|搜索|搜一搜|搜|查|검색|찾기|検索|探す|buscar|rechercher|suche|поиск"
-)
+_FIELDS = load_vocabulary("fields")  # inference/vocabulary/fields.yaml
+# A field's own words that say it searches: the search words every search control uses, and
+# the words only a field's hint uses ("Find a store", "查车次").
+_SEARCH_WORDS = re.compile(load_vocabulary("search").alternation("search", "field"))
 # What a form asks for: who the person is, a code, a secret, a personal detail.
-_FORM_WORDS = re.compile(
-    r"\b(?:phone|mobile|e-?mail|account|user ?name|username|user id|login|log in|sign in|password|"
-    r"passcode|pin|otp|code|verification|name|address|card|cvv|id number|student id)\b|"
-    r"手机|电话|邮箱|账号|帐号|用户名|密码|验证码|校验码|动态码|学号|工号|身份证|姓名|地址|卡号|"
-    r"전화|휴대폰|이메일|아이디|비밀번호|인증|주소|이름|電話|メール|パスワード|認証|確認コード|住所|氏名"
-)
+_FORM_WORDS = re.compile(rf"\b(?:{_FIELDS.alternation('form_latin')})\b|{_FIELDS.alternation('form_other')}")
 # Buttons that carry a sign-in on: the person's identity goes with them.
-_GOES_ON = re.compile(
-    r"^(?:continue|next|log ?in|sign ?in|sign ?up|register|get (?:a |the )?code|send (?:a |the )?code|"
-    r"verify|submit|继续|下一步|登录|登入|注册|获取验证码|发送验证码|获取短信验证码|验证|确定|"
-    r"계속|다음|로그인|인증|인증번호 받기|続行|次へ|ログイン|認証|送信)\b"
-)
-_CONTINUE_WITH = re.compile(
-    r"\b(?:continue|sign ?in|log ?in|sign ?up) with\b|(?:使用|通过).{1,8}(?:登录|登入)|"
-    r"(?:微信|qq|微博|支付宝|本机号码|手机号)(?:一键)?登录|로 (?:계속|로그인)|で(?:続行|ログイン|サインイン)"
-)
+_GOES_ON = re.compile(rf"^(?:{_FIELDS.alternation('goes_on')})\b")
+_CONTINUE_WITH = re.compile(_FIELDS.alternation("continue_with"))
 # Leaving a screen: with a refusal (close, skip, not now: never_tap.is_refusal), the only
 # controls every sign-in wall may have besides its choices.
-_LEAVES = re.compile(r"^(?:back|navigate up|返回|뒤로|戻る)$")
+_LEAVES = re.compile(rf"^(?:{load_vocabulary('back').alternation('back')})$")
 _TOP_HALF = 0.5
 
 

@@ -18,7 +18,7 @@ gate alone decides whether the agent may do it. :func:`check_action` returns a
   instruction in it never makes an action happen.
 
 A content card of three or more lines is not a button: it opens what it shows,
-whatever its words ("网易帐号登录确认" is a mail about a login), as the skills
+whatever its words (a mail whose subject reports a sign-in is about a login), as the skills
 already treat it. A refusal (Cancel, Don't allow) is always allowed.
 """
 
@@ -43,6 +43,7 @@ from inference.rules.fields import find_login_wall, is_search_field
 from inference.rules.never_tap import find_never_tap, is_refusal
 from inference.rules.page_type import shows_content
 from inference.rules.risk import RiskFinding, find_injection, quote_label
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["TextReader", "check_action", "element_at"]
 
@@ -50,11 +51,8 @@ __all__ = ["TextReader", "check_action", "element_at"]
 TextReader = Callable[[UIElement], str]
 
 # Fields whose submitted text goes to other people: a message, a comment, a reply.
-_MESSAGE_FIELD = re.compile(
-    r"\b(?:message|comment|reply|say something|write something|chat|post|review|tweet|"
-    r"danmaku)\b|说点什么|说说|评论|回复|发消息|写评论|弹幕|留言|私信|"
-    r"메시지|댓글|답장|コメント|メッセージ|返信"
-)
+_FIELDS = load_vocabulary("fields")  # inference/vocabulary/fields.yaml
+_MESSAGE_FIELD = re.compile(rf"\b(?:{_FIELDS.alternation('message_latin')})\b|{_FIELDS.alternation('message_other')}")
 _ID_WORDS = re.compile(r"[_\-.:/]+")
 
 

@@ -1,6 +1,6 @@
 """A multilingual lexicon of UI concepts: what a goal asks for, which screen labels stand for it.
 
-    load_lexicon()                      the concepts of ``lexicon.yaml`` (read once)
+    load_lexicon()                      the concepts of ``inference/vocabulary/lexicon.yaml`` (read once)
     find_goal_concepts(goal, term)      GoalConcepts: concepts the goal names, hubs that lead there,
                                         entity words (names the goal spells, quoted text, and the
                                         other spellings the lexicon knows of a brand it names)
@@ -25,14 +25,14 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
 from droidretriever.models import InstalledApp
 from droidretriever.text import has_cjk
-from inference.errors import LexiconError
+from inference.errors import LexiconError, VocabularyError
 from inference.rules.apps import names_for
+from inference.vocabulary import VOCABULARY_DIR, load_vocabulary, read_vocabulary_data
 
 __all__ = [
     "Concept",
@@ -45,17 +45,14 @@ __all__ = [
     "setting_change",
 ]
 
-LEXICON_FILE = Path(__file__).with_name("lexicon.yaml")
+LEXICON_FILE = VOCABULARY_DIR / "lexicon.yaml"
 _WORD_MATCH = 88  # rapidfuzz ratio between a goal word and a one-word label ("permission" / "permissions")
 _FUZZY_CHARS = 5  # shorter words match a label exactly: one letter changes a short word
 _LABEL_MATCH = 90  # rapidfuzz ratio between a screen label and a Latin concept label
 _LATIN_WORD = re.compile(r"[a-z0-9](?:[a-z0-9'’\-.]*[a-z0-9])?")  # "ele.me" is one word
 _ENTITY = re.compile(r"[\"“「《『]([^\"”」》』]{2,40})[\"”」》』]|((?:[A-Z0-9][\w'’.\-]*)(?:\s+[A-Z0-9][\w'’.\-]*)*)")
-_NOT_ENTITIES = frozenset({
-    "i", "a", "the", "what", "which", "where", "when", "who", "how", "find", "show", "check", "list",
-    "tell", "translate", "ordering", "advise", "compare", "search", "open", "get", "is", "are", "do",
-    "i've", "i'm", "i'd", "summarize", "summarise", "review", "let", "please",
-})
+# Capitalised at a sentence's start, never a name the goal spells ("Find", "Which").
+_NOT_ENTITIES = frozenset(load_vocabulary("stop_words").words("not_entity"))
 
 
 class Concept(BaseModel):
@@ -104,17 +101,17 @@ class GoalConcepts(BaseModel):
 
 @lru_cache(maxsize=1)
 def load_lexicon(path: Path = LEXICON_FILE) -> Lexicon:
-    """The lexicon, read once."""
+    """The lexicon (``inference/vocabulary/lexicon.yaml``), read once."""
+    raw = read_vocabulary_data(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         concepts = {cid: Concept(id=cid, **body) for cid, body in raw["concepts"].items()}
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
-        raise LexiconError(f"cannot read the UI lexicon at {path}: {exc}",
-                           hint="restore inference/rules/lexicon.yaml from the package") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise VocabularyError(f"the UI lexicon at {path} is malformed: {exc}",
+                              hint="restore inference/vocabulary/lexicon.yaml from the package") from exc
     unknown = {v for c in concepts.values() for v in c.via if v not in concepts}
     if unknown:
-        raise LexiconError(f"the lexicon's via names unknown concepts: {sorted(unknown)}",
-                           hint="add them to lexicon.yaml or fix the via lists")
+        raise VocabularyError(f"the lexicon's via names unknown concepts: {sorted(unknown)}",
+                              hint="add them to inference/vocabulary/lexicon.yaml or fix the via lists")
     return Lexicon(concepts=concepts)
 
 
@@ -164,11 +161,11 @@ def find_goal_concepts(goal: str, search_term: str | None = None, app_label: str
 
 # How to switch something of the app on or off (en, zh, ko, ja): "How do I turn off ...", "如何关闭...".
 # Not "how to change my ticket" or "如何取消订单": those are about an order, not a setting.
+_SWITCH = load_vocabulary("setting_change")  # the verbs, by language: inference/vocabulary/setting_change.yaml
 _SETTING_CHANGE = re.compile(
-    r"\b(?:how (?:do i |can i |to |do you |should i )?|where (?:do i |can i )?)(?:disable|turn off|turn on|"
-    r"switch off|switch on|enable|mute|block|hide|opt out of)\b|"
-    r"(?:怎么|如何|怎样|在哪里?)(?:才能)?(?:关闭|开启|屏蔽|禁止|关掉|隐藏|禁用|启用)|"
-    r"어떻게\s*(?:\S+\s*){0,3}?(?:끄|켜|차단|숨기)|どうやって.{0,12}?(?:オフ|オン|ブロック|非表示)",
+    rf"\b(?:how (?:do i |can i |to |do you |should i )?|where (?:do i |can i )?)(?:{_SWITCH.alternation('en')})\b|"
+    rf"(?:怎么|如何|怎样|在哪里?)(?:才能)?(?:{_SWITCH.alternation('zh')})|"
+    rf"어떻게\s*(?:\S+\s*){{0,3}}?(?:{_SWITCH.alternation('ko')})|どうやって.{{0,12}}?(?:{_SWITCH.alternation('ja')})",
     re.IGNORECASE)
 _SETTING_HUBS = ("settings", "privacy")
 

@@ -10,8 +10,9 @@ policy chose it.
 
 Labels are folded first (:func:`droidretriever.text.fold_for_matching`): a
 zero-width space (``P\\u200bay``), full-width letters (``Ｐａｙ``) or Cyrillic
-look-alikes (``Рау``) do not hide a word. Words are general (what any app's
-button says), never one app's labels. A refusal (``Cancel``, ``Don't allow``,
+look-alikes (``Рау``) do not hide a word. The words are the vocabulary's
+(``inference/vocabulary/never_tap.yaml``, ``refusal.yaml``, ``act_qualifiers.yaml``): general,
+what any app's button says, never one app's labels. A refusal (``Cancel``, ``Don't allow``,
 ``不允许``) is always safe: it is how a risky dialog is closed; so is a short entry naming a
 place to look (``Payment settings``, ``充值记录``, ``주문 내역``): it opens a page, it pays nothing,
 and one naming a standing arrangement, its act word qualified by how it recurs
@@ -25,6 +26,7 @@ import re
 
 from droidretriever.models import RiskCategory
 from droidretriever.text import fold_for_matching
+from inference.vocabulary import load_vocabulary
 
 __all__ = [
     "find_never_tap",
@@ -36,79 +38,33 @@ __all__ = [
 ]
 
 
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(patterns))
-
+_WORDS = load_vocabulary("never_tap")  # inference/vocabulary/never_tap.yaml
+_QUALIFIERS = load_vocabulary("act_qualifiers")
 
 # Matched on folded (lower-case) labels. Latin words at word boundaries; CJK anywhere in
 # a short label (a button), since those scripts do not separate words.
-_NEVER: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
-    (RiskCategory.PAYMENT, _words(
-        r"\bpay\b", r"\bpayment\b", r"\bcheck ?out\b", r"\bplace (?:your )?order\b",
-        r"\border now\b", r"\bbuy\b", r"\bpurchase\b", r"\bconfirm (?:order|payment|purchase)\b",
-        r"\btop[- ]?up\b", r"\brecharge\b", r"\badd to (?:cart|bag|basket)\b", r"\btip\b",
-        # Starting, renewing or upgrading a paid plan is buying it, a free trial included.
-        r"\bupgrade\b", r"\brenew\b", r"\b(?:start|begin) (?:your |a |my )?(?:free )?trial\b",
-        r"\btry (?:it )?(?:for )?free\b", r"\bjoin (?:premium|vip|plus|prime|now)\b",
-        "支付", "付款", "结算", "结账", "下单", "提交订单", "购买", "确认订单", "充值", "加入购物车",
-        "打赏", "开通", "续费", "办理", "升级会员", "升级vip", "免费试用",
-        "결제", "주문", "구매", "구입", "충전", "장바구니 담기", "업그레이드", "무료 체험",
-        "支払", "お支払い", "注文", "購入", "チャージ", "カートに入れる", "アップグレード", "無料体験",
-        "無料トライアル",
-    )),
-    (RiskCategory.LOGIN, _words(
-        r"\blog ?in\b", r"\bsign ?in\b", r"\bsign ?up\b", r"\bregister\b",
-        "登录", "登入", "注册", "로그인", "회원가입", "ログイン", "新規登録",
-    )),
-    (RiskCategory.DELETION, _words(
-        r"\bdelete\b", r"\bremove\b", r"\berase\b", r"\bclear all\b", r"\buninstall\b",
-        "删除", "清空", "移除", "注销", "삭제", "탈퇴", "削除", "退会",
-    )),
-    (RiskCategory.SENDING, _words(
-        r"\bsend\b", r"\breply\b", r"\bforward\b", r"\bpublish\b", r"\bpost\b", r"\bshare\b",
-        r"\b(?:un)?follow\b", r"\blike\b", r"\b(?:un)?subscribe\b", r"\bsubmit\b", r"\binvite\b",
-        r"\bcall\b", r"\bwrite an? (?:answer|review|comment)\b", r"\bretweet\b", r"\brepost\b",
-        "发送", "回复", "转发", "发布", "发表", "分享", "关注", "点赞", "订阅", "写回答", "写评论",
-        "投币", "拨打", "提交",
-        "보내기", "전송", "답장", "공유", "팔로우", "좋아요", "구독", "게시",
-        "送信", "返信", "共有", "フォロー", "いいね", "投稿", "購読",
-    )),
-    (RiskCategory.CONSENT, _words(
-        r"\bagree\b", r"\baccept\b", r"\ballow\b", r"\bauthori[sz]e\b", r"\bconfirm\b",
-        r"\bgrant\b", r"\bcontinue with\b", r"\bactivate\b",
-        "同意", "允许", "授权", "确认", "동의", "허용", "확인", "許可", "確認",
-    )),
+_NEVER: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(_WORDS.alternation(category.value)))
+    for category in (RiskCategory.PAYMENT, RiskCategory.LOGIN, RiskCategory.DELETION,
+                     RiskCategory.SENDING, RiskCategory.CONSENT)
 )
 
 # A refusal closes a risky dialog: never risky, whatever else matched ("Don't allow").
-_REFUSAL = re.compile(
-    r"^(?:close|skip|cancel|not now|no,? thanks|later|maybe later|dismiss|deny|decline|"
-    r"don'?t allow|do not allow|reject|×|x|✕|关闭|跳过|取消|以后再说|暂不|不允许|拒绝|我知道了|"
-    r"知道了|닫기|건너뛰기|취소|허용 안함|나중에|閉じる|スキップ|キャンセル|許可しない|後で)$"
-)
+_REFUSAL = re.compile(rf"^(?:{load_vocabulary('refusal').alternation('refusal')})$")
 _LABEL_CHARS = 40  # a button's label is short; a longer text is content, not an action
 _ENTRY_CHARS = 24  # an entry naming a page is shorter still
-_STATE = ("已", "未")  # "已开通": done; "未支付": not yet
+_STATE = _QUALIFIERS.words("state_before")  # "已开通": done; "未支付": not yet
 # An entry naming a place to look ("Payment settings", "充值记录", "주문 내역", "注文履歴") opens a
 # page about the thing; it does not do it. Only when the label ends with the place, is short,
 # and urges nothing ("now", "立即", "confirm"): a hostile "Pay now - details" stays an action.
-_PLACE_END = re.compile(
-    r"(?:\b(?:settings?|history|records?|details?|methods?|options|center|centre|list|rules|"
-    r"help|faq|management|overview|info|terms|policy|agreement)|设置|记录|明细|管理|方式|中心|历史|"
-    r"列表|详情|规则|说明|帮助|协议|설정|기록|내역|관리|방법|履歴|設定|管理|明細|方法|一覧)$"
-)
-_URGES = re.compile(r"\bnow\b|\bconfirm|立即|马上|确认|지금|확인|今すぐ|確認")
+_PLACE_END = re.compile(rf"(?:\b(?:{_QUALIFIERS.alternation('place_end_latin')})|"
+                        rf"{_QUALIFIERS.alternation('place_end_other')})$")
+_URGES = re.compile(_QUALIFIERS.alternation("urges"))
 # How an arrangement recurs by itself, right before the act it qualifies: "免密|支付" (paid
 # without a password), "自动|充值", "auto-|pay", "password-free |payment", "자동|결제", "自動|支払い".
-_ARRANGED = re.compile(
-    r"(?:\bauto(?:matic)?[- ]?|\brecurring |\bpassword-free |\bone-tap |"
-    r"自动|免密|自動|자동 ?|定期)$"
-)
+_ARRANGED = re.compile(rf"(?:{_QUALIFIERS.alternation('recurring')})$")
 # Turning an arrangement on (or off) is an act of its own: the person's.
-_TURNS_ON = re.compile(
-    r"\b(?:enable|turn (?:on|off)|set up|activate|start|open)\b|开通|开启|启用|关闭|办理|设置为|"
-    r"신청|켜기|설정하기|申し込|有効"
-)
+_TURNS_ON = re.compile(_QUALIFIERS.alternation("turns_on"))
 
 
 def is_refusal(label: str) -> bool:
@@ -143,8 +99,8 @@ def find_never_tap(label: str) -> RiskCategory | None:
 
 
 def _only_told_of(label: str, words: list[str]) -> bool:
-    """Whether a card of several lines only tells of a post or a share ("aespa | 4.2M members · New
-    post from KARINA"): Latin words of sending (``words``) that start none of its lines are nouns
+    """Whether a card of several lines only tells of a post or a share ("<community> | 4.2M members ·
+    New post from <member>"): Latin words of sending (``words``) that start none of its lines are nouns
     there, not its button's words ("Post | to your story" starts one). Other categories, Chinese,
     Korean and Japanese words and one-line labels are never read so."""
     parts = [fold_for_matching(p).strip(" +·•>›") for p in label.split(" | ")]

@@ -30,6 +30,7 @@ from collections import defaultdict
 
 from droidretriever.models import PageType, Screen, UIElement
 from inference.rules.fields import find_login_wall
+from inference.vocabulary import load_vocabulary
 
 __all__ = [
     "count_text_lines", "detect_page_type", "find_list_items", "find_nothing_found", "find_truncated_items",
@@ -39,30 +40,18 @@ __all__ = [
 _MIN_ITEMS = 3
 _CARD_LINES = 2  # a card shows a title and at least one more line (excerpt, price, meta)
 _CONTENT_LINES = 3  # a card of content (a post, a result) shows more than an entry's two lines
-_DETAILS_CUES = re.compile(
-    r"add to (?:cart|bag|basket)|buy now|reviews?\b|ratings?\b|description|specifications?|"
-    r"customer service|favou?rites?|shopping cart|\bmenu\b|opening hours|"
-    r"加入购物车|立即购买|商品详情|详情|评价|客服|收藏|购物车|菜单|营业时间|"
-    r"장바구니|구매하기|상세|カートに入れる|詳細|レビュー",
-    re.IGNORECASE,
-)
+# Cues of one thing's details page (add to cart, reviews, the menu): inference/vocabulary/details_cues.yaml.
+_DETAILS_CUES = re.compile(load_vocabulary("details_cues").alternation("details"), re.IGNORECASE)
 # A preview cut short says so; its full text is one tap further (a question's answers, a long post).
-_READ_MORE = re.compile(
-    r"展开阅读全文|阅读全文|展开全文|查看全文|read more|see more|show more|…\s*more\b|"
-    r"더보기|전체 보기|続きを読む|もっと見る|全文を表示",
-    re.IGNORECASE,
-)
+_READ_MORE = re.compile(load_vocabulary("read_more").alternation("read_more"), re.IGNORECASE)
 # A search that found nothing ("没有找到相关视频", "No results found"). Not "暂无场次" (no
 # showtimes today): that empty list is itself an answer.
 _DETAILS_CHARS = 200  # this much text on a page that lists nothing is content, not a notice
 _CONTENT_ABOVE_CHARS = 60  # this much of a page's text above a "no results" line: the page's content
-_NOTHING_FOUND = re.compile(
-    r"没有找到|未找到|找不到|no results|nothing found|no matches|검색 결과가 없|結果がありません|"
-    r"見つかりませんでした",
-    re.IGNORECASE,
-)
-_SEARCH_HINT = re.compile(r"search|搜索|搜|검색|検索", re.IGNORECASE)
-_SETTINGS_TITLE = re.compile(r"^(?:settings|设置|설정|設定)$", re.IGNORECASE)
+_NOTHING_FOUND = re.compile(load_vocabulary("nothing_found").alternation("nothing_found"), re.IGNORECASE)
+_SEARCH_HINT = re.compile(load_vocabulary("search").alternation("search"), re.IGNORECASE)
+_SETTINGS_TITLE = re.compile(rf"^(?:{load_vocabulary('settings_titles').alternation('settings_title')})$",
+                             re.IGNORECASE)
 _DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
 _ALERT_IDS = frozenset({"android:id/parentPanel", "android:id/alertTitle"})
 _PERMISSION_CONTROLLERS = frozenset({

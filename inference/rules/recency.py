@@ -7,7 +7,7 @@ Mail, messages, posts and orders show when they arrived: "10:24", "昨天",
 item of a list is the one with the largest key, whatever the app's order.
 
 Only a line (or a ``·``-separated part of one) that is a time and nothing else
-counts: dates inside a mail's summary ("到期还款日 7 月 12 日") are content, not
+counts: dates inside a mail's summary (a due date after "到期还款日") are content, not
 the item's stamp. Relative stamps rank above absolute dates (a list that says
 "10:24" for today says "06-21" for older days); apps show the year only for
 dates of earlier years, so a date without one is taken as this year's.
@@ -20,6 +20,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from inference.vocabulary import load_vocabulary
+
 __all__ = ["ItemTime", "read_item_time", "read_time"]
 
 _TODAY = 1000  # age ranks: today, then one less per day back; absolute dates rank 0
@@ -27,23 +29,25 @@ _WEEK = _TODAY - 4  # a weekday name: some day of the past week
 _MINUTES_A_DAY = 24 * 60
 _THIS_YEAR = 9999  # a date shown without its year is of the current year, newer than any shown with one
 
-_CLOCK = (r"(?:(?P<half>上午|下午|早上|晚上|凌晨|中午|am|pm|a\.m\.|p\.m\.)\s*)?"
+_TIME_WORDS = load_vocabulary("time_words")  # inference/vocabulary/time_words.yaml
+_CLOCK = (rf"(?:(?P<half>{_TIME_WORDS.alternation('clock_half')})\s*)?"
           r"(?P<hour>[01]?\d|2[0-3])[:：](?P<minute>[0-5]\d)"
           r"(?:\s*(?P<half2>am|pm|a\.m\.|p\.m\.))?")
 _OPT_CLOCK = rf"(?:[\s,]*{_CLOCK})?"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAME = r"(?P<mname>jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 
-_NOW = re.compile(r"刚刚|just now|now|방금|たった今")
+_NOW = re.compile(_TIME_WORDS.alternation("stamp_now"))
 _AGO = re.compile(
     r"(?P<n>\d+)\s*(?:"
-    r"(?P<min>分钟前|分鐘前|mins?\.? ago|minutes? ago|m ago|분 전|分前)|"
-    r"(?P<hr>小时前|小時前|hrs?\.? ago|hours? ago|h ago|시간 전|時間前)|"
-    r"(?P<day>天前|days? ago|d ago|일 전|日前))"
+    rf"(?P<min>{_TIME_WORDS.alternation('stamp_minutes_ago')})|"
+    rf"(?P<hr>{_TIME_WORDS.alternation('stamp_hours_ago')})|"
+    rf"(?P<day>{_TIME_WORDS.alternation('stamp_days_ago')}))"
 )
 _RELATIVE_DAY = re.compile(
-    rf"(?:(?P<today>今天|today|오늘|今日)|(?P<yesterday>昨天|yesterday|어제|昨日)|"
-    rf"(?P<before>前天|그저께|一昨日)|"
+    rf"(?:(?P<today>{_TIME_WORDS.alternation('stamp_today')})|"
+    rf"(?P<yesterday>{_TIME_WORDS.alternation('stamp_yesterday')})|"
+    rf"(?P<before>{_TIME_WORDS.alternation('stamp_day_before_yesterday')})|"
     rf"(?P<weekday>(?:周|星期|週)[一二三四五六日天]|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?|[월화수목금토일]요일))"
     rf"{_OPT_CLOCK}"
 )

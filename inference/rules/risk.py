@@ -47,6 +47,7 @@ from droidretriever.models import RiskCategory, Screen, UIElement
 from droidretriever.text import fold_for_matching
 from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
 from inference.rules.never_tap import names_a_place, never_tap_patterns
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["RiskFinding", "find_injection", "find_risk", "quote_label"]
 
@@ -61,70 +62,27 @@ class RiskFinding(BaseModel):
     element_id: str | None = None
 
 
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(patterns), re.IGNORECASE)
+_WORDS = load_vocabulary("risk")  # inference/vocabulary/risk.yaml
+_QUALIFIERS = load_vocabulary("act_qualifiers")
+
+
+def _words(*groups: str) -> re.Pattern[str]:
+    return re.compile(_WORDS.alternation(*groups), re.IGNORECASE)
 
 
 # Phrases that mark the screen anywhere they appear (en, zh, ko, ja).
-_STRONG: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
-    (RiskCategory.PAYMENT, _words(
-        r"\bconfirm (?:payment|purchase|order)\b", r"\bplace (?:your )?order\b", r"\bsubmit order\b",
-        r"\bpay now\b", r"\bpayment (?:password|method)\b", r"\bbank card\b",
-        r"\bcard number\b", r"\bcvv\b", r"\btransfer (?:money|funds|to)\b", r"\btop[- ]?up\b",
-        r"\brecharge\b", r"\bwithdraw(?:al)?\b",
-        "确认支付", "立即支付", "提交订单", "确认订单", "支付密码", "收银台", "银行卡", "转账", "充值",
-        "提现", "确认付款", "立即付款",
-        "결제하기", "결제 비밀번호", "주문하기", "송금", "충전", "출금",
-        "支払う", "お支払い", "注文を確定", "購入を確定", "振込", "チャージ",
-    )),
-    (RiskCategory.LOGIN, _words(
-        r"\bverification code\b", r"\bone[- ]time (?:password|code)\b", r"\botp\b", r"\bsms code\b",
-        r"\b(?:enter|forgot) (?:your )?password\b", r"\bface (?:id|recognition)\b",
-        "验证码", "登录密码", "短信验证", "刷脸", "人脸识别", "实名认证",
-        "인증번호", "비밀번호 입력", "認証コード", "確認コード", "パスワードを入力",
-    )),
-    (RiskCategory.DELETION, _words(
-        r"\bdelete (?:your |my )?account\b", r"\bclose (?:your |my )?account\b",
-        r"\bcancel (?:your |my )?account\b", r"\bdelete all (?:data|messages|history)\b",
-        r"\bclear (?:all )?(?:chat )?history\b", r"\berase all data\b", r"\bfactory reset\b",
-        "注销账号", "注销账户", "删除账号", "删除账户", "清空聊天记录", "清除所有数据", "恢复出厂设置",
-        "계정 삭제", "회원 탈퇴", "アカウントを削除", "アカウント削除", "退会",
-    )),
-    (RiskCategory.PRIVACY_SETTINGS, _words(
-        r"\ballow .{1,40} to (?:access|use|record|take|make)\b", r"\bwhile using the app\b",
-        r"\bonly this time\b", r"\bdon'?t allow\b", r"\bapp permissions\b", r"\bpermission manager\b",
-        "仅在使用中允许", "仅使用期间允许", "本次运行允许", "权限管理", "应用权限", "禁止访问",
-        "앱 사용 중에만 허용", "권한 허용", "アプリの使用中のみ許可", "権限",
-    )),
-    (RiskCategory.CONSENT, _words(
-        r"\bi (?:have read and )?agree\b", r"\bagree and continue\b", r"\baccept (?:all|and continue)\b",
-        r"\bterms of (?:service|use)\b.{0,80}\bagree\b", r"\bauthori[sz]e (?:login|access)\b",
-        "同意并继续", "我已阅读并同意", "同意协议", "授权登录", "确认授权", "隐私政策.{0,20}同意",
-        "동의하고 계속", "약관에 동의", "同意して続行", "同意する",
-    )),
-    (RiskCategory.PERSONAL_INFO, _words(
-        r"\bedit (?:your )?profile\b", r"\bid (?:card )?number\b", r"\bdate of birth\b",
-        r"\bshipping address\b", r"\bpassport number\b",
-        "编辑资料", "身份证号", "出生日期", "收货地址",
-        "프로필 편집", "주민등록번호", "生年月日",
-    )),
+_STRONG: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = tuple(
+    (category, _words(f"strong_{category.value}"))
+    for category in (RiskCategory.PAYMENT, RiskCategory.LOGIN, RiskCategory.DELETION,
+                     RiskCategory.PRIVACY_SETTINGS, RiskCategory.CONSENT, RiskCategory.PERSONAL_INFO)
 )
 
-# Bare words: risky only as the whole label of a tappable element (a button).
-_BUTTON_WORDS: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = (
-    (RiskCategory.PAYMENT, _words(
-        # "Buy now" / "立即购买" stay out: they sit on every product page, which is
-        # the target page of a shopping task; paying happens a screen later.
-        r"^(?:pay|place order|transfer)\b.{0,20}$",
-        r"^(?:支付|付款|下单)\S{0,8}$",
-        r"^(?:결제|주문)\S{0,6}$", r"^(?:支払|注文)\S{0,6}$",
-    )),
-    (RiskCategory.LOGIN, _words(
-        r"^(?:log ?in|sign ?in|sign up|register)\b.{0,20}$", r"^(?:登录|注册|登入)\S{0,6}$",
-        r"^(?:로그인|회원가입)$", r"^(?:ログイン|新規登録)$",
-    )),
-    (RiskCategory.DELETION, _words(r"^(?:delete|erase)$", r"^(?:删除|清空)$", r"^삭제$", r"^削除$")),
-    (RiskCategory.CONSENT, _words(r"^(?:agree|accept|allow)$", r"^(?:同意|允许)$", r"^(?:동의|허용)$", r"^(?:同意|許可)$")),
+# Bare words: risky only as the whole label of a tappable element (a button). "Buy now" /
+# "立即购买" stay out: they sit on every product page, which is the target page of a shopping
+# task; paying happens a screen later.
+_BUTTON_WORDS: tuple[tuple[RiskCategory, re.Pattern[str]], ...] = tuple(
+    (category, _words(f"button_{category.value}"))
+    for category in (RiskCategory.PAYMENT, RiskCategory.LOGIN, RiskCategory.DELETION, RiskCategory.CONSENT)
 )
 
 _DIALOG_ONLY = (RiskCategory.CONSENT, RiskCategory.DELETION)
@@ -134,52 +92,42 @@ _LINKED = (RiskCategory.PAYMENT, RiskCategory.LOGIN)
 _DIALOG_BUTTONS = 3  # a confirmation has at most these (cancel, confirm, and a third choice)
 
 # Going to the checkout: a browsing page's button, or the checkout screen's title.
-_CHECKOUT = _words(
-    r"^(?:proceed to |go to )?check ?out\b.{0,20}$",
-    r"^(?:去结算|结算|去结账|结账|立即结算)\S{0,8}$", r"^(?:계산하기|주문 결제)$", r"^(?:レジに進む|会計)$",
-)
+_CHECKOUT = _words("checkout")
 # What only an order being paid for shows: its total (not a product's price).
-_ORDER_TOTAL = _words(
-    r"\b(?:order |grand |sub)?total\b", r"\bamount due\b", r"\bto pay\b",
-    "合计", "总计", "实付", "应付", "待支付", "总价", "합계", "총 결제", "결제 금액", "合計", "お支払い金額",
-)
+_ORDER_TOTAL = _words("order_total")
 
 # Text that speaks to an agent rather than to a person reading the app.
-_INJECTION = _words(
-    r"\bignore (?:all |any |your |the |previous |prior |above )*(?:instructions|prompts?|rules)\b",
-    r"\b(?:as an?|you are an?) (?:ai|assistant|agent|language model)\b",
-    r"\bsystem prompt\b", r"\bnew instructions?\b", r"\bdisregard (?:the|your|all)\b",
-    "忽略(?:之前|以上|所有|你的)?(?:的)?(?:指令|指示|提示)", "你现在是", "系统提示",
-    "지시를 무시", "指示を無視",
-)
+_INJECTION = _words("injection")
 
 # An amount the screen asks the person to pay: with it, a pay or confirm button is the step itself.
-_AMOUNT_TO_PAY = _words(_ORDER_TOTAL.pattern, r"\bamount\b", "金额", "금액", "金額")
+_AMOUNT_TO_PAY = _words("order_total", "amount")
 # Words that make a phrase a state: done or not yet (zh), done (ja, ko).
-_STATUS_BEFORE = ("已", "未")
-_STATUS_AFTER = ("済", "完了", "완료", "됨")
+_STATUS_BEFORE = _QUALIFIERS.words("state_before")
+_STATUS_AFTER = _QUALIFIERS.words("state_after")
 # How a past step ended, at the end of a record's line ("自动充值 · 充值成功", "Payment failed"): the
 # whole line is a record of it, whatever payment words it holds.
-_OUTCOME_END = re.compile(r"(?:成功|失败|已完成|已到账|successful|succeeded|failed|completed|완료|완료됨|済み)\W*$")
+_OUTCOME_END = re.compile(rf"(?:{_QUALIFIERS.alternation('outcome_end')})\W*$")
 # A line stamped with when it happened ("06-21 21:03 · 充值缴费", "2024-05-06 17:26"): a date and a
 # time of day; a bill's category names what was paid, not a step to take.
 _STAMPED = re.compile(r"(?<!\d)(?:(?:20\d\d[-/.])?\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}日)\s*(?:\S*\s)?"
                       r"[0-2]?\d:[0-5]\d(?!\d)")
 # A phrase followed by a word naming a page about it ("充值记录（含自动充值）"): the heading of a
 # page of records or settings, not the step.
-_PLACE_AFTER = re.compile(r"(?:记录|明细|历史|设置|records?\b|history\b|settings?\b)")
+_PLACE_AFTER = re.compile(f"(?:{_QUALIFIERS.alternation('place_after')})")
 # A phrase said not to be needed: "无需输入支付密码", "without a verification code", "비밀번호 입력 없이".
 _NOT_NEEDED_BEFORE = re.compile(
-    r"(?:无需|无须|不需要|不需|不用|免去|免输|without(?: (?:a|an|the|your|any))?|no need (?:for|to \w+)"
-    r"(?: (?:a|an|the|your|any))?|\bno)\s*(?:输入|填写|enter(?:ing)?\s)?$"
+    rf"(?:{_QUALIFIERS.alternation('not_needed_before')})\s*(?:输入|填写|enter(?:ing)?\s)?$"
 )
-_NOT_NEEDED_AFTER = re.compile(r"(?:not (?:needed|required)|(?:is |are )?optional|없이|不要|不要です|は不要)")
+_NOT_NEEDED_AFTER = re.compile(f"(?:{_QUALIFIERS.alternation('not_needed_after')})")
 _ENTRY_SHARE = 0.4  # a tappable container larger than this share of the screen is a page, not an entry
 
 # Packages of sensitive professional apps (medical, legal, government, banking).
-_SENSITIVE_PACKAGE = re.compile(
-    r"hospital|clinic|medical|health|doctor|\.gov\.|government|tax|court|legal|bank", re.IGNORECASE
-)
+_SENSITIVE_PACKAGE = _words("sensitive_package")
+# Lookups of private information the task itself asks for (the paper's exception).
+_TASK_ASKS: dict[RiskCategory, re.Pattern[str]] = {
+    RiskCategory.PRIVACY_SETTINGS: re.compile(_WORDS.alternation("task_asks_privacy")),
+    RiskCategory.PERSONAL_INFO: re.compile(_WORDS.alternation("task_asks_personal_info")),
+}
 
 
 def find_injection(elements: Iterable[UIElement]) -> UIElement | None:
@@ -332,11 +280,8 @@ def _is_entry(element: UIElement, screen: Screen) -> bool:
 
 def _task_allows(category: RiskCategory, task: str) -> bool:
     """The paper's exception: looking at private information the task asks for is fine."""
-    if category is RiskCategory.PRIVACY_SETTINGS:
-        return bool(re.search(r"permission|privacy|权限|隐私|권한|権限", task))
-    if category is RiskCategory.PERSONAL_INFO:
-        return bool(re.search(r"address|profile|地址|资料|个人信息", task))
-    return False
+    asks = _TASK_ASKS.get(category)
+    return asks is not None and asks.search(task) is not None
 
 
 def _is_text_field(element: UIElement) -> bool:

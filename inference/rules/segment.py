@@ -1,6 +1,6 @@
 """Chinese word segmentation, so a search term is never cut inside a word (jieba, offline).
 
-``split_words("上海迪士尼乐园门票多少钱")`` -> ``["上海", "迪士尼", "乐园", "门票", "多少", "钱"]``.
+``split_words("成都大熊猫基地门票多少钱")`` -> ``["成都", "大熊猫", "基地", "门票", "多少", "钱"]``.
 Stop words are then dropped as whole words: "上" (on) goes, "上海" stays.
 
 ``is_function_word`` reads jieba's part-of-speech tags: pronouns and question words
@@ -20,6 +20,8 @@ from functools import lru_cache
 import jieba
 import jieba.posseg
 
+from inference.vocabulary import load_vocabulary
+
 __all__ = ["is_function_word", "shorter_terms", "split_words"]
 
 # jieba's tags (ICTCLAS): r pronoun, m numeral, t time, d adverb, p preposition, c conjunction,
@@ -29,7 +31,7 @@ _FUNCTION_TAGS = frozenset({"r", "m", "t", "d", "p", "c", "u", "uj", "ul", "ug",
                             "f", "q", "a", "y", "e", "o"})
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # Spans of the calendar: after 这 / 本 / 上 / 下 / 每 they say when ("这学期", "上个季度").
-_CALENDAR_UNITS = frozenset({"学期", "学年", "季度", "星期", "礼拜", "周", "月", "年", "周末", "半年"})
+_CALENDAR_UNITS = frozenset(load_vocabulary("time_words").words("calendar_unit"))
 _THIS = "[这本上下每]个?"  # this, last, next, every
 _CALENDAR = re.compile(rf"{_THIS}(?:{'|'.join(sorted(_CALENDAR_UNITS, key=len, reverse=True))})")
 _ASPECT = "了过着"  # particles that make a verb an act done or going on
@@ -62,7 +64,7 @@ def _tags(text: str) -> dict[str, str]:
 def is_function_word(word: str, sentence: str) -> bool:
     """Whether ``word`` (a Chinese word of ``sentence``) is grammar, a count or a time rather than a
     name or a thing: what a search term never is. Digits and Latin words are never function words
-    here (the "8" of "碟中谍8", the "14600" of "i5-14600KF")."""
+    here (the number of a sequel's title, the digits of a model number)."""
     if not _CJK.search(word):
         return False
     if _CALENDAR.fullmatch(word) or (word in _CALENDAR_UNITS and re.search(_THIS + word, sentence)):
@@ -80,9 +82,9 @@ def is_function_word(word: str, sentence: str) -> bool:
 def shorter_terms(term: str) -> tuple[str, ...]:
     """``term``, then shorter forms of it to search when it finds nothing, widest match last.
 
-    Latin words: the leading name ("Black Myth Wukong no-damage compilation" -> "Black Myth
-    Wukong"), the first two words, the first word. Chinese: without its last word, then its
-    first word ("上海迪士尼度假区" -> "上海迪士尼" -> "上海"). A form is never a single letter.
+    Latin words: the leading name (a game's title before the words that describe a video
+    of it), the first two words, the first word. Chinese: without its last word, then its
+    first word ("成都大熊猫基地" -> "成都大熊猫" -> "成都"). A form is never a single letter.
     """
     forms = [term]
     words = term.split()

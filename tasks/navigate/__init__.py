@@ -87,6 +87,11 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     status = end.status or (
         SubTaskStatus.BUDGET_EXHAUSTED if "budget" in end.reason else SubTaskStatus.FAILED
     )
+    if run.patches is not None:
+        added = len(run.patches.found)
+        if run.patches.save() is not None:
+            run.publish(RunEventKind.LOG, f"app map patched: {added} screen(s) this run reached were not on "
+                                          "the map; the next `map build` explores them further")
     result = SubTaskResult(
         subtask_id=subtask.id, status=status, captures=tuple(run.captures),
         trace=Trace(subtask_id=subtask.id, steps=tuple(run.steps)),

@@ -56,9 +56,12 @@ from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
 from tasks.navigate.steer import obey, poll_command, wait_confirm_window
 from tasks.navigate.targets import TargetPages, opens_result, search_took_effect
 
-__all__ = ["EXPLORATION_MAP", "NavigationTry"]
+__all__ = ["EXPLORATION_MAP", "MAP_ROUTE_LOG", "NavigationTry"]
 
 EXPLORATION_MAP = "exploration map"  # the LOG message's first words; one ExplorationEdge JSON per line
+# The LOG message saying which map targets and route a try followed: a line for people, then the
+# MapTrail as JSON (screen ids) for the dashboard.
+MAP_ROUTE_LOG = "app map"
 
 _SYSTEM_DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
 
@@ -72,7 +75,7 @@ class NavigationTry:
         self.subtask = run.subtask
         self.attempt = attempt
         self.reflection = reflection
-        self.chain, memory_policy = self.copilot.build_chain(run.meter)
+        self.chain, memory_policy = self.copilot.build_chain(run.meter, run.guide)
         self.targets = TargetPages(run, attempt, memory_policy)
         self.history: list[TakenAction] = []  # what the policies see (cleared after a takeover)
         self.taken: list[tuple[TakenAction, Screen]] = []  # every action, for route memory
@@ -89,6 +92,13 @@ class NavigationTry:
             return self._run_steps()
         finally:
             self._publish_exploration_map()
+            recalled = self.targets.memory.describe() if self.targets.memory is not None else ""
+            if recalled:
+                self.run.publish(RunEventKind.LOG, f"try {self.attempt}: {recalled}")
+            if self.run.guide is not None:
+                guide = self.run.guide
+                self.run.publish(RunEventKind.LOG, f"{MAP_ROUTE_LOG} try {self.attempt}: {guide.describe()}\n"
+                                                   f"{guide.trail().model_dump_json()}")
 
     def _publish_exploration_map(self) -> None:
         """A LOG event whose message is the try's exploration map (JSON lines of edges)."""
@@ -145,6 +155,9 @@ class NavigationTry:
         # The rule-based policies and checks read the rules' page kinds, whoever judged.
         page_type = evaluation.page_type if verdict.policy == "rules" else detect_page_type(screen)
         self._verify_last_action(screen, page_type)
+        if self.run.patches is not None and self.taken and self.taken[-1][0].applied:
+            taken, before = self.taken[-1]
+            self.run.patches.see(before, taken.action, screen, observation.screenshot_png)
         base = StepRecord(
             step=step_no, subtask_id=self.subtask.id, screen_key=self._store_screen(step_no, observation),
             elements_digest=digest_elements(screen), evaluation=evaluation,
@@ -186,6 +199,8 @@ class NavigationTry:
         if decision is None:
             fallback = self.run.meter.pending_fallback("navigator")
             failed = f" (the navigator's model failed: {fallback.reason})" if fallback else ""
+            if self.copilot.unfamiliar:  # the last policy tries every element: all of them were tried
+                return TryEnd(None, f"every element of this {page_type.value} page was tried{failed}")
             return TryEnd(None, f"no policy knew what to do on this {page_type.value} page{failed}")
         refused = self._gate(decision, observation, screen, base, page_type)
         if refused is not None:

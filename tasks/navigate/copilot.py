@@ -17,19 +17,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from device_farm.driver import Driver
 from droidretriever.config import BudgetSettings
-from droidretriever.models import RunEvent, SubTask
+from droidretriever.models import AppMap, RunEvent, SubTask
 from inference.llm import LLMClient, ModelMeter
+from inference.maps import MapGuide, render_manual
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.policies import (
     ExplorePolicy,
     LLMNavigatorPolicy,
+    MapRoutePolicy,
     Policy,
     PolicyChain,
     RouteMemoryPolicy,
     SkillsPolicy,
+    UnfamiliarScreenPolicy,
 )
-from storage import ObjectStore
+from storage import MapStore, ObjectStore
 from tasks.control import ControlChannel
 
 __all__ = ["Copilot", "EventSink", "NavigateRequest", "ObjectStoreBlobs"]
@@ -73,8 +76,10 @@ class Copilot:
     memory: RouteMemory | None = None
     navigator: LLMClient | None = None
     evaluator: LLMClient | None = None
+    maps: MapStore | None = None  # app maps explored on the farm (droidretriever map build)
     skills: bool = True
     explore: bool = True  # goal-directed exploration (lexicon concepts, bounded DFS) after the skills
+    unfamiliar: bool = True  # last: try an unknown screen's elements rather than end the try
     use_ocr: bool = False  # OCR while navigating (captures always read blind regions)
     max_repeats: int = 3
     pause_poll_s: float = 1.0
@@ -82,10 +87,13 @@ class Copilot:
     help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
     evaluator_pages: Literal["targets", "every_page"] = "targets"  # settings.llm.evaluator_pages
 
-    def build_chain(self, meter: ModelMeter | None = None) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
-        """Route memory -> skills -> explorer -> LLM navigator, each present when configured.
+    def build_chain(self, meter: ModelMeter | None = None, guide: MapGuide | None = None
+                    ) -> tuple[PolicyChain, RouteMemoryPolicy | None]:
+        """Route memory -> skills -> app map -> explorer -> LLM navigator -> unfamiliar screens,
+        each present when configured.
 
-        ``meter``: the sub-task's model-time budget and record of model requests.
+        ``meter``: the sub-task's model-time budget and record of model requests; ``guide``: the
+        sub-task's way over the app's map (None when the app has no map).
         """
         policies: list[Policy] = []
         memory = RouteMemoryPolicy(self.memory) if self.memory is not None else None
@@ -93,14 +101,29 @@ class Copilot:
             policies.append(memory)
         if self.skills:
             policies.append(SkillsPolicy())
+        if guide is not None:
+            # After the skills (pop-ups, the search, a query form, a result to open): the map leads
+            # where they have nothing to do, before the lexicon's explorer guesses.
+            policies.append(MapRoutePolicy(guide))
         if self.explore:
             policies.append(ExplorePolicy())
         if self.navigator is not None:
+            manual = render_manual(guide) if guide is not None else None
             policies.append(LLMNavigatorPolicy(
-                self.navigator, perception=self.perceiver.settings, help_document=self.help_document,
-                meter=meter,
+                self.navigator, perception=self.perceiver.settings,
+                help_document=self.help_document or manual, meter=meter,
             ))
+        if self.unfamiliar:
+            policies.append(UnfamiliarScreenPolicy(guide.map if guide is not None else None))
         return PolicyChain(policies), memory
+
+    def load_map(self, package: str) -> AppMap | None:
+        """The app map of ``package`` at the phone's installed version, else its latest one (an
+        older version's map still helps; a replay patches what changed); None without maps."""
+        if self.maps is None:
+            return None
+        version = self.driver.app_version(package) or "unknown"
+        return self.maps.load(package, version) or self.maps.latest(package)
 
 
 class ObjectStoreBlobs:

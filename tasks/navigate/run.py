@@ -17,6 +17,7 @@ from droidretriever.models import (
     Capture,
     CaptureSource,
     Evaluation,
+    InstalledApp,
     RunEvent,
     RunEventKind,
     StepRecord,
@@ -25,7 +26,10 @@ from droidretriever.models import (
     TokenUsage,
 )
 from inference.llm import ModelMeter
+from inference.maps import MapGuide
 from inference.perception import Observation
+from inference.rules.apps import names_for
+from tasks.mapping.patch import MapPatches
 from tasks.navigate.copilot import Copilot, NavigateRequest
 
 __all__ = ["SubTaskRun", "TryEnd", "to_observation"]
@@ -52,9 +56,19 @@ class SubTaskRun:
     empty_searches: set[str] = field(default_factory=set)  # typed terms whose search found nothing
     intervened: bool = False  # a person steered since the last recorded step
     meter: ModelMeter = field(init=False)  # model time left, calls and fallbacks not yet recorded
+    guide: MapGuide | None = field(init=False)  # the sub-task's way over the app's map, if it has one
+    patches: MapPatches | None = field(init=False)  # screens reached that the map lacks
 
     def __post_init__(self) -> None:
         self.meter = ModelMeter(self.copilot.budgets.model_s_per_subtask)
+        subtask = self.subtask
+        app_map = self.copilot.load_map(subtask.package)
+        self.guide = None
+        self.patches = None
+        if app_map is not None and self.copilot.maps is not None:
+            names = names_for(InstalledApp(package=subtask.package, label=subtask.app_label))
+            self.guide = MapGuide(app_map, subtask, ignore=names)
+            self.patches = MapPatches(app_map, self.copilot.maps)
 
     @property
     def subtask(self) -> SubTask:

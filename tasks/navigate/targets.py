@@ -32,6 +32,7 @@ from droidretriever.models import (
     SubTaskStatus,
     Tap,
 )
+from inference.maps import text_lines
 from inference.policies import (
     ROUTE_MEMORY,
     Decision,
@@ -42,6 +43,7 @@ from inference.policies import (
 )
 from inference.rules import (
     contradicts_mode,
+    detect_page_type,
     find_goal_concepts,
     find_list_items,
     find_nothing_found,
@@ -72,6 +74,7 @@ class TargetPages:
         self.route_end: int | None = None  # actions taken when the first target was captured
         self.route_confirmed = False  # the first target was confirmed by the model and the rules
         self.demoted = False  # the replayed route was demoted in this try
+        self.route_target_texts: tuple[str, ...] = ()  # what the first target page showed
 
     def is_target(self, evaluation: Evaluation, screen: Screen,
                   history: Sequence[TakenAction]) -> bool:
@@ -94,6 +97,8 @@ class TargetPages:
             return False
         if evaluation.evaluator != "rules":
             return evaluation.complete  # the model's verdict, already checked against the rules
+        if self.map_target(evaluation.page_type, screen):
+            return True  # a screen the app map holds the answer on, showing the question's words
         if not evaluation.complete and _entry_leads_on(subtask, screen):
             return False  # the page offers an entry named by the goal (a place's "路线"): a step
         if evaluation.complete:
@@ -110,7 +115,19 @@ class TargetPages:
         model is asked on arrival even when the rules' words do not see the target.
         """
         return (self.opened_details(history, screen) or self.search_listed(history, screen)
-                or self.replay_ends_here(history, screen))
+                or self.replay_ends_here(history, screen) or self.map_target(detect_page_type(screen), screen))
+
+    def map_target(self, page_type: PageType, screen: Screen) -> bool:
+        """The app map's target for the sub-task, live and showing the question's words (see
+        :meth:`inference.maps.MapGuide.is_target`), of a kind the page mode allows; never while the
+        answer lies behind a search, and never the app's first page (what the first page shows is
+        the rules' to read: a readout, a greeting)."""
+        guide = self.run.guide
+        if (guide is None or guide.searches or screen.package != self.run.subtask.package
+                or is_dialog_open(screen) or contradicts_mode(page_type, self.run.subtask)):
+            return False
+        pursued = guide.pursued
+        return pursued is not None and pursued.id != guide.map.start and guide.is_target(screen)
 
     def search_listed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         """``list_view``: the page is what a submitted search brought up, a list of cards.
@@ -214,6 +231,7 @@ class TargetPages:
         if self.route_end is None and source is CaptureSource.AUTO:
             self.route_end = len(taken)
             self.route_confirmed = confirmed
+            self.route_target_texts = tuple(text_lines(screen))
         request = CaptureRequest(
             run_id=run.request.run_id, subtask_id=subtask.id, package=subtask.package,
             attempt=self.attempt, index=1 + run.count_captures(source), source=source,
@@ -240,7 +258,11 @@ class TargetPages:
             self.run.publish(RunEventKind.LOG, "route not remembered: its target page was not confirmed "
                                                "by both the evaluator model and the rules")
             return
-        self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]))
+        guide = self.run.guide
+        self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]),
+                             target_texts=self.route_target_texts,
+                             map_path=tuple(guide.followed) if guide is not None else (),
+                             map_version=guide.map.version if guide is not None else "")
 
 
 def _cards(screen: Screen) -> int:

@@ -16,7 +16,7 @@ from droidretriever.models import SubTaskResult, SubTaskStatus
 from inference.llm import Role, client_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
-from storage import RunEventPublisher, open_object_store
+from storage import MapStore, RunEventPublisher, open_object_store
 from tasks.control import RedisControlChannel
 from tasks.navigate import Copilot, NavigateRequest, ObjectStoreBlobs, navigate_subtask
 from tasks.worker import BoundDevice, device_task
@@ -41,6 +41,7 @@ def build_copilot(device: BoundDevice) -> Copilot:
         driver=device.driver, perceiver=_perceiver(settings), store=store,
         budgets=settings.budgets, events=RunEventPublisher(client, store),
         control=RedisControlChannel(client), memory=RouteMemory(ObjectStoreBlobs(store)),
+        maps=MapStore(store) if settings.maps.use else None,
         navigator=client_for(settings, Role.NAVIGATOR), evaluator=client_for(settings, Role.EVALUATOR),
         evaluator_pages=settings.llm.evaluator_pages,
     )

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
 from droidretriever.models import Bounds, Capture, ElementSource, UIElement
+from inference.vocabulary import load_vocabulary
 from tasks.synthesis.grounding import normalize_text
 from tasks.synthesis.offers import AttributeRow, read_attribute_row
 from tasks.synthesis.values import Measure, MeasureKind, read_measures, strip_measures
@@ -54,19 +55,14 @@ __all__ = [
 _WORD = re.compile(r"[a-z0-9][a-z0-9.\-']*[a-z0-9]|[a-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
-_EN_STOP_WORDS = (
-    "a an the is are was on or and in of for to at by with from which what where who how much many "
-    "does do did cost costs price prices cheaper cheapest cheap compare comparison compared vs versus "
-    "better best lowest highest more less than between find show me tell about say says get buy "
-    "there any app apps one this that it its i my please"
-)
-_EN_STOP = frozenset(_EN_STOP_WORDS.split())
-_CJK_STOP = ("哪个", "哪家", "哪里", "便宜", "价格", "比较", "对比", "多少", "还是", "一下", "看看",
-             "帮我", "请", "查", "在", "和", "与", "的", "上", "是", "吗", "更", "钱", "呢")
+_STOP_WORDS = load_vocabulary("stop_words")  # inference/vocabulary/stop_words.yaml
+_EN_STOP = frozenset(_STOP_WORDS.words("relevance_en"))
+_CJK_STOP = _STOP_WORDS.words("relevance_zh")
 _QUOTE_LIMIT = 60  # longer element texts are cited by the value alone
 # Words a photo's description adds to the name it repeats.
-_IMAGE_WORDS = re.compile(r"商品主图|主图|图片|\b(?:photo|image|picture)\b")
-_FILLER_WORDS = re.compile(r"配送费|配送|起送|运费|送达|距离|好评率|约|about|approx\.?")
+_ITEM_WORDS = load_vocabulary("item_words")  # inference/vocabulary/item_words.yaml
+_IMAGE_WORDS = re.compile(_ITEM_WORDS.alternation("photo"))
+_FILLER_WORDS = re.compile(_ITEM_WORDS.alternation("filler"))
 _TOKEN_SPLIT = re.compile(r"[\s·•|,;:/()（）]+")
 _SAME_NAME = 90  # fuzz.ratio of two names that are the same name
 # Kinds an item may show several of (a page lists several promotions).
@@ -107,7 +103,7 @@ class Item(BaseModel):
     name: str
     name_quote: str
     name_box: Bounds
-    label: str = ""  # the first element's whole text, values included ("6. 退票费最低按2元计收")
+    label: str = ""  # the first element's whole text, values included (a numbered rule with its fee)
     values: tuple[ItemValue, ...] = ()
     lines: tuple[str, ...] = ()
     relevance: float = 0.0
@@ -264,7 +260,7 @@ class _Builder:
                         if m.kind not in self.kinds() or m.kind in _REPEATABLE]
             if measures:
                 self.add_values(element, measures)
-            else:  # a plain row ("已选  白月光 16GB+512GB"): a line, but not a title to hang lines on
+            else:  # a plain row ("已选  <colour> <memory>+<storage>"): a line, but not a title to hang lines on
                 self.lines.append(row.text)
                 self.last_box = element.bounds
                 self.after_name = False

@@ -1,8 +1,8 @@
-"""Labelled rows of a detail page: ``"赠品  赠 原装保护壳 + 钢化膜"``, ``"会员  88VIP 专享95折"``.
+"""Labelled rows of a detail page: ``"赠品  赠 <accessory> + <accessory>"``, ``"会员  <plan> 专享<n>折"``.
 
 Product and store pages print their terms as rows: a short label, then two
-spaces or a colon, then the text (``"支付优惠  花呗分期12期免息"``,
-``"优惠活动: 满25减4 · 首单立减3元"``). The label says what the row is about,
+spaces or a colon, then the text (``"支付优惠  <n>期免息"``,
+``"优惠活动: 满<n>减<n> · <a first-order discount>"``). The label says what the row is about,
 so a row is an attribute of the item above it and never the start of a new
 item. For the offers a comparison needs (gifts, payment and membership
 discounts, promotions, trade-in) the whole text is the value: its numbers are
@@ -15,6 +15,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from inference.vocabulary import load_vocabulary
 from tasks.synthesis.grounding import normalize_text
 from tasks.synthesis.values import MeasureKind
 
@@ -22,16 +23,9 @@ __all__ = ["AttributeRow", "read_attribute_row"]
 
 # Bounded label, then a colon or a run of two or more spaces: no backtracking blow-up.
 _ROW = re.compile(r"^\s{0,4}(?P<label>[^\s:：]{1,10})(?:\s{0,2}[:：]\s{0,4}|\s{2,8})(?P<text>\S.*)$")
+# A row's label by the offer it states: inference/vocabulary/offer_labels.yaml.
 _OFFER_LABELS: dict[MeasureKind, tuple[str, ...]] = {
-    MeasureKind.GIFT: ("赠品", "赠送", "赠", "礼品", "gift", "gifts"),
-    MeasureKind.PAYMENT_DISCOUNT: ("支付优惠", "支付", "付款", "付款优惠", "分期", "白条", "花呗",
-                                   "payment", "pay"),
-    MeasureKind.MEMBER_DISCOUNT: ("会员", "会员价", "会员优惠", "plus", "88vip", "member", "members",
-                                  "membership"),
-    MeasureKind.PROMOTION: ("促销", "优惠", "优惠活动", "活动", "满减", "领券", "promotion",
-                            "promotions", "offer", "offers", "deal", "deals"),
-    MeasureKind.TRADE_IN: ("以旧换新", "trade-in", "tradein"),
-}
+    MeasureKind[group.upper()]: labels for group, labels in load_vocabulary("offer_labels").groups.items()}
 _KIND_OF_LABEL = {label: kind for kind, labels in _OFFER_LABELS.items() for label in labels}
 
 

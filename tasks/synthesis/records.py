@@ -31,6 +31,7 @@ from inference.rules.asks import (
     read_magnitude,
     record_state,
 )
+from inference.vocabulary import load_vocabulary
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import Item, ItemValue, dedupe_elements
 from tasks.synthesis.values import MeasureKind, read_measures
@@ -53,12 +54,7 @@ _MIN_RECORDS = 2
 _FIELD_CHARS = 40  # a field of a record (a name, an artist, a route) is shorter than this
 _HEADING_CHARS = 24
 # A section heading over the app's suggestions, not the page's own records (en, zh, ko, ja).
-SUGGESTIONS = re.compile(
-    r"(?:you (?:may|might) (?:also )?like|recommended(?: for you)?|suggested(?: for you)?|"
-    r"more to (?:explore|love)|customers also (?:bought|viewed)|"
-    r"猜你喜欢|为你推荐|相关推荐|你可能(?:还)?喜欢|看了又看|大家都在买|推荐|"
-    r"추천(?: 상품)?|당신을 위한 추천|おすすめ(?:商品)?|あなたへのおすすめ)\W*"
-)
+SUGGESTIONS = re.compile(rf"(?:{load_vocabulary('suggestions').alternation('suggestions')})\W*")
 _LINE_GAP = 0.4  # lines of one record sit closer than this share of the shorter line's height
 _DATE = re.compile(r"(?<!\d)(20\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})|(20\d\d)年(\d{1,2})月(?!\d)|"
                    r"(?<![\d-])(\d{1,2})[-/月](\d{1,2})日?(?![\d:])")
@@ -77,7 +73,7 @@ def record_fields(item: Item) -> tuple[str, ...]:
     # A line repeating the card's fields (its cut copy at a seam of the stitched page) adds none.
     fields += [line for line in item.lines if line not in fields and not set(_FIELD_SPLIT.split(line)) <= set(fields)]
     # A value read from the name's element is a field too when the name no longer shows it (a
-    # card "香辣鸡腿堡 | 月售3900 · 好评率97% | ¥21.5" is named without its sales and price).
+    # dish's card "<dish> | 月售<n> · 好评率<n>% | ¥<price>" is named without its sales and price).
     shown = _SPACES.sub("", " ".join(fields))
     fields += [v.text for v in item.values
                if _SPACES.sub("", v.text) not in shown and v.quote not in item.lines]
@@ -94,7 +90,7 @@ def find_records(captures: Sequence[Capture], items: Sequence[Item], *,
     records: list[Item] = []
     for capture in captures:
         # A card by its element's whole text: a name that lost its "|" with a value read out of it
-        # ("行李寄存优惠券 | 800 积分" named "行李寄存 800 积分") is still a card.
+        # (a reward "<coupon> | <n> 积分" named "<coupon> <n> 积分") is still a card.
         whole = [_whole_card(capture, i) for i in items if i.capture_id == capture.id and not i.page]
         cards = [c for c in whole if "|" in c.name and len(record_fields(c)) >= 2]
         blocks = _block_records(capture)
@@ -124,7 +120,7 @@ def _same_place(record: Item, other: Item) -> bool:
 def in_named_section(captures: Sequence[Capture], records: list[Item],
                      question: str) -> tuple[list[Item], list[str]]:
     """The records under a heading the question names, when a page has several lists under headings
-    ("一生必看的电影" among four charts); and what was applied. Else all of them, nothing said.
+    (one chart among the four of a charts page); and what was applied. Else all of them, nothing said.
 
     A heading is a short text that is no part of a record and no button; the named heading's
     section runs down to the next heading."""

@@ -1,4 +1,4 @@
-"""Labelled rows the question names: a specification table's ``电池容量 | 5500mAh``, kept in the report.
+"""Labelled rows the question names: a specification table's ``电池容量 | <capacity>mAh``, kept in the report.
 
 A details page often lays its attributes out as rows of two texts side by side:
 a short label on the left, its value on the right (``机身重量`` / ``约229g``). No

@@ -18,6 +18,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from inference.rules.asks import read_magnitude
+from inference.vocabulary import load_vocabulary
 
 __all__ = ["Measure", "MeasureKind", "read_measures", "strip_measures"]
 
@@ -61,11 +62,10 @@ _CURRENCY = {"¥": "¥", "￥": "¥", "元": "¥", "块": "¥", "RMB": "¥", "CN
              "$": "$", "US$": "$", "USD": "$", "€": "€", "EUR": "€", "£": "£"}
 
 # Words just before a price that change what the price means (same element).
-_PRICE_CONTEXT: tuple[tuple[MeasureKind, tuple[str, ...]], ...] = (
-    (MeasureKind.DELIVERY_FEE, ("配送费", "配送", "运费", "delivery fee", "delivery", "shipping")),
-    (MeasureKind.MIN_ORDER, ("起送", "min order", "minimum", "min.")),
-    (MeasureKind.ORIGINAL_PRICE, ("原价", "was", "list price", "original")),
-)
+_MEASURE_WORDS = load_vocabulary("measure_words")  # inference/vocabulary/measure_words.yaml
+_PRICE_CONTEXT: tuple[tuple[MeasureKind, tuple[str, ...]], ...] = tuple(
+    (kind, _MEASURE_WORDS.words(f"price_{kind.name.lower()}"))
+    for kind in (MeasureKind.DELIVERY_FEE, MeasureKind.MIN_ORDER, MeasureKind.ORIGINAL_PRICE))
 
 
 def _number(text: str) -> float:
@@ -118,13 +118,13 @@ def _clock(match: re.Match[str]) -> tuple[float | None, str]:
 _PATTERNS: tuple[tuple[MeasureKind, re.Pattern[str], _Reader], ...] = (
     (MeasureKind.PROMOTION,
      re.compile(rf"满\s?(?:{_NUM})\s?减\s?(?P<n>{_NUM})|(?P<pct>\d{{1,2}})\s?%\s?off|(?P<z>{_NUM})\s?折"
-                r"|(?:coupon|voucher|优惠券|红包|折扣|discount|满减|新客|special offer)",
+                rf"|(?:{_MEASURE_WORDS.alternation('promotion')})",
                 re.IGNORECASE), _promotion),
     (MeasureKind.SALES,
-     re.compile(rf"(?:月售|月销|已售|销量|sold|monthly sales)\s?(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?",
+     re.compile(rf"(?:{_MEASURE_WORDS.alternation('sales_before')})\s?(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?",
                 re.IGNORECASE), _count),
     (MeasureKind.REVIEWS,
-     re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:reviews?|ratings|comments?|评价|条评论|人评价)",
+     re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:{_MEASURE_WORDS.alternation('reviews_after')})",
                 re.IGNORECASE), _count),
     # Not a reading, watching or video length ("阅读时长约 6 分钟", "6 min read", "时长 12分钟").
     (MeasureKind.DELIVERY_TIME,
@@ -137,7 +137,7 @@ _PATTERNS: tuple[tuple[MeasureKind, re.Pattern[str], _Reader], ...] = (
                 rf"|(?P<n2>{_NUM})\s?(?P<suffix>元|块|yuan|RMB|CNY)", re.IGNORECASE), _price),
     # After prices, so "¥25.5 2k+ sold" does not read "25.5 sold".
     (MeasureKind.SALES,
-     re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:sold|人付款|人已购|件已售|人买过)",
+     re.compile(rf"(?P<n>{_NUM})\s?(?P<mag>{_MAG})?\+?\s?(?:{_MEASURE_WORDS.alternation('sold_after')})",
                 re.IGNORECASE), _count),
     (MeasureKind.RATING,
      re.compile(r"(?:rating|评分|★|⭐)\s?(?P<n>\d(?:\.\d)?)(?![\d.])"

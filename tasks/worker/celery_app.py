@@ -23,7 +23,7 @@ from tasks.worker.device_tasks import register_device_tasks
 __all__ = ["DEVICE_TASK_MODULES", "create_celery_app", "redis_retry_policy"]
 
 # Modules that define device-bound tasks (``@device_task``); a worker imports them all.
-DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.worker.farm_tasks", "tasks.navigate.task")
+DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.worker.farm_tasks", "tasks.navigate.task", "tasks.mapping.task")
 
 
 _RETRY_START_S, _RETRY_STEP_S, _RETRY_MAX_S = 0.1, 0.5, 3.0

@@ -4,15 +4,30 @@ droidretriever.api``) as processes, as ``droidretriever up`` runs them."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 
 import pytest
+from PIL import Image, ImageDraw, ImageFont
 
 from deploy.farm import stop_processes
 from droidretriever.config import RedisSettings, S3Settings, load_settings
+from droidretriever.models import (
+    AppMap,
+    Bounds,
+    Effect,
+    MapElement,
+    MapList,
+    MapScreen,
+    MapStats,
+    PageType,
+    WallKind,
+)
 from droidretriever.redis_client import open_redis
 from droidretriever.testing import free_port
+from droidretriever.testing.drawing import FONT_PATH
+from storage import MapStore, ObjectStore
 from tests.support.api import ApiStack, start_api, start_runner
 from tests.support.farm import FarmProcesses, farm_env, run_farm
 from tests.support.prefect import prefect_server
@@ -26,6 +41,89 @@ def log_gmail_out(stack: ApiStack) -> None:
     for serial in stack.farm.sim.serials:
         stack.farm.sim.control.reset("boot", serial)
         stack.farm.sim.control.set_logged_in(serial, GMAIL, False)
+
+
+# A small app map as exploring a shop app would leave it: the first page, a deals list whose
+# product pages share one template, a profile whose orders are behind a login wall, search
+# results reached only by typing the probe term, and one element of each effect. A text line
+# is markup, to show that map text reaches the page as text.
+SHOP = "com.example.shop"
+SHOP_VERSION = "2.1.0"
+HOSTILE_TEXT = '<img src=x onerror="window.__injected=1">Free delivery'
+HOME, DEALS, ME, RESULTS, PRODUCT, SIGN_IN = (
+    "a1f0000000000001", "a1f0000000000002", "a1f0000000000003", "a1f0000000000004",
+    "a1f0000000000005", "a1f0000000000006")
+
+
+def _element(label: str, top: int, effect: Effect, leads_to: str = "", **extra: object) -> MapElement:
+    return MapElement.model_validate({"label": label, "bounds": Bounds(left=40, top=top, right=1040, bottom=top + 120),
+                                      "effect": effect, "leads_to": leads_to, **extra})
+
+
+def shop_map() -> AppMap:
+    """The map (see above)."""
+    screens = [
+        MapScreen(id=HOME, kind=PageType.HOME, title="Shop", depth=0, texts=("Shop", HOSTILE_TEXT, "Today's deals"),
+                  elements=(
+                      _element("Search pizza, sushi…", 120, Effect.OPENS, RESULTS, search=True),
+                      _element("Deals", 300, Effect.OPENS, DEALS),
+                      _element("Me", 2200, Effect.OPENS, ME),
+                      _element("Add to cart", 600, Effect.REFUSED,
+                               note="'Add to cart' would change the app's state (an order, a cart)"),
+                      _element("Coupons", 800, Effect.SAME, note="No coupons today"),
+                      _element("Dark mode", 1000, Effect.SWITCH),
+                      _element("Gift cards", 1200, Effect.UNTRIED),
+                  )),
+        MapScreen(id=DEALS, kind=PageType.RESULTS_LIST, title="Deals", depth=1, path=(1,),
+                  lists=(MapList(id="deals", items=12, samples=("Pizza Margherita | ¥30", "Sushi Set | ¥48")),),
+                  elements=(_element("Pizza Margherita", 300, Effect.OPENS, PRODUCT, list_id="deals"),
+                            _element("Sushi Set", 450, Effect.OPENS, PRODUCT, list_id="deals"))),
+        MapScreen(id=ME, kind=PageType.SETTINGS, title="Me", depth=1, path=(2,), texts=("Me", "Orders", "Wallet"),
+                  elements=(_element("Orders", 300, Effect.OPENS, SIGN_IN),
+                            _element("Home", 2200, Effect.OPENS, HOME))),
+        MapScreen(id=RESULTS, kind=PageType.RESULTS_LIST, title="Results for pizza", depth=1, path=(0,),
+                  behind_search=True, texts=("3 results",)),
+        MapScreen(id=PRODUCT, kind=PageType.DETAILS, title="Pizza Margherita", depth=2, path=(1, 0),
+                  template=True, samples=("Sushi Set", "Ramen Bowl"), texts=("Pizza Margherita", "¥30", "Tomato, mozzarella")),
+        MapScreen(id=SIGN_IN, kind=PageType.LOGIN, title="Sign in", depth=2, path=(2, 0), wall=WallKind.LOGIN,
+                  wall_reason="the page asks for a password", expanded=True, texts=("Sign in", "Password")),
+    ]
+    return AppMap(package=SHOP, label="Shop", version=SHOP_VERSION, start=HOME, probe="pizza",
+                  screens={s.id: s for s in screens}, complete=True,
+                  stats=MapStats(actions=42, seconds=95.0, stopped="explored everything"), device="sim-1")
+
+
+def draw_screen_png(title: str, lines: tuple[str, ...], colour: tuple[int, int, int]) -> bytes:
+    """A plain phone screen: a coloured title bar and a few lines of text."""
+    image = Image.new("RGB", (540, 960), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, 540, 130), fill=colour)
+    draw.text((30, 45), title, font=ImageFont.truetype(FONT_PATH, 44), fill=(255, 255, 255))
+    body = ImageFont.truetype(FONT_PATH, 30)
+    for i, line in enumerate(lines[:8]):
+        draw.rounded_rectangle((24, 170 + i * 100, 516, 250 + i * 100), radius=14, fill=(241, 245, 249))
+        draw.text((44, 190 + i * 100), line[:28], font=body, fill=(30, 41, 59))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def store_shop_map(store: ObjectStore) -> AppMap:
+    """Store :func:`shop_map` and a screenshot per screen through the map store, as a build does."""
+    maps = MapStore(store)
+    app_map = shop_map()
+    colours = [(37, 99, 235), (234, 88, 12), (22, 163, 74), (100, 116, 139), (190, 24, 93), (124, 58, 237)]
+    screens = {}
+    for screen, colour in zip(app_map.screens.values(), colours, strict=True):
+        lines = tuple(t for t in screen.texts[1:] if "<" not in t) or tuple(e.label for e in screen.elements) or ("…",)
+        key = maps.save_screenshot(app_map.package, app_map.version, screen.id,
+                                   draw_screen_png(screen.title, lines, colour))
+        screens[screen.id] = screen.model_copy(update={"screenshot_key": key})
+    app_map = app_map.model_copy(update={"screens": screens})
+    maps.save(app_map)
+    return app_map
+
+
 CONFIRM_WINDOW_S = "1.0"  # long enough to see (and cancel) a planned action, short enough to run
 
 

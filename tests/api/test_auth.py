@@ -25,7 +25,7 @@ pytestmark = pytest.mark.services
 # An example for each path parameter: valid in form, so only credentials decide the answer.
 EXAMPLES = {"run_id": "run-20260101T000000-abcdef", "serial": "sim-1", "capture_id": "c1",
             "subtask_id": "s1", "name": "0001.png", "index": "0", "subscription_id": "sub-abcdef12",
-            "path": "js/main.js"}
+            "path": "js/main.js", "package": "com.example.shop", "screen_id": "a1f0000000000001"}
 # Routes that answer without credentials, and why: the login page shows a form and nothing else.
 PUBLIC = {("GET", "/login"), ("POST", "/login")}
 

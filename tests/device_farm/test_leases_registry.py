@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, InflightTask
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import FarmSettings, RedisSettings
@@ -54,10 +55,13 @@ def test_lease_is_exclusive_renewable_and_expires(registry: DeviceRegistry) -> N
 def test_two_runs_never_hold_the_same_phone(registry: DeviceRegistry) -> None:
     winners: list[str] = []
     barrier = threading.Barrier(16)
+    # A TTL no loaded host outlasts between the first and the last thread (the fixture's 0.4 s
+    # expired mid-race on a busy 2-core machine, and a second run rightly got the phone).
+    leases = LeaseManager(registry.client, ttl_s=30.0)
 
     def contend(run: str) -> None:
         barrier.wait()
-        if registry.leases.acquire("emulator-5556", run):
+        if leases.acquire("emulator-5556", run):
             winners.append(run)
 
     threads = [threading.Thread(target=contend, args=(f"run-{i}",)) for i in range(16)]

@@ -24,9 +24,11 @@ def replay_app_spec(app: ReplayApp) -> AppSpec:
     """The catalog entry of a recorded app (label, package, launcher icon)."""
     colour = "#" + hashlib.blake2b(app.package.encode(), digest_size=3).hexdigest()
     launch = app.screens[app.launch].activity or ".MainActivity"
+    # One recording is one install: its version names it, so what is learnt of it (an app map)
+    # is kept apart from another recording of the app at another screen size.
     return AppSpec(package=app.package, label=app.label, icon_color=colour, theme_color=colour,
                    home=RECORDED_SCREEN, screens={RECORDED_SCREEN: ScreenSpec(activity=launch)},
-                   storage="recorded")
+                   storage="recorded", version=f"recording-{app.width}x{app.height}")
 
 
 def _display(width: int, height: int) -> Display:

@@ -13,8 +13,18 @@ Real recordings have holes, and the rules that bridge them are few and said here
 - **Settling**: a screen nobody acted on that was followed, with no event, by
   another screen of the same app (a splash, a loading page) moves on by itself.
   After text entry, the next screen is where ENTER (submit) leads.
+- **Unrecorded scrolls**: when the next event of a session starts on another
+  screen of the same activity than the last one led to, and the two show one
+  scrollable view whose shared views moved (AutoDroid scrolled through each page
+  to read it and recorded no event), the move is a scroll, both ways.
+- **Another app**: an event that opens another recorded app of the same screen
+  size (the camera's last photo opens the gallery) goes on into that app's
+  recorded screens and events.
 - **Launch**: the screen most sessions of the app started acting on (ties: the
   earliest); without sessions, the first screen recorded.
+- **One recording per app**: a package (at one size) recorded in several folders
+  (DroidTask's app folders record the apps their tasks open) is replayed from the
+  folder that recorded the most events of it.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,6 +41,7 @@ from pathlib import Path
 
 from device_farm.sim.errors import SimServerError
 from device_farm.sim.replay.graph import EdgeKind, ReplayApp, ReplayEdge, ReplayScreen, ViewKey
+from droidretriever.models import Bounds
 from droidretriever.recordings import (
     DroidbotEvent,
     DroidbotState,
@@ -42,11 +54,13 @@ from droidretriever.recordings import (
 __all__ = ["find_recording_folders", "load_recordings"]
 
 _BOUNDARIES = ("intent", "kill_app")
-_SYSTEM = ("android", "com.android.systemui", "com.android.launcher3", "com.android.permissioncontroller",
-           "com.google.android.inputmethod.latin", "com.google.android.packageinstaller", "")
+_SYSTEM = ("android", "com.android.systemui", "com.android.launcher3", "com.google.android.apps.nexuslauncher",
+           "com.android.permissioncontroller", "com.google.android.inputmethod.latin",
+           "com.google.android.packageinstaller", "")
 _EDGE_KINDS = {"click": EdgeKind.TAP, "touch": EdgeKind.TAP, "long_click": EdgeKind.LONG_PRESS,
                "set_text": EdgeKind.TEXT, "scroll": EdgeKind.SCROLL, "key": EdgeKind.KEY}
-_GENERIC_WORDS = frozenset({"com", "org", "net", "jp", "cn", "io", "android", "app", "apps", "mobile", "client"})
+_GENERIC_WORDS = frozenset({"com", "org", "net", "jp", "cn", "io", "android", "app", "apps", "mobile", "client",
+                            "pro"})
 
 
 def find_recording_folders(root: Path) -> tuple[Path, ...]:
@@ -186,13 +200,17 @@ def _edge(event: DroidbotEvent, start: ReplayScreen, stop: str, tag: str) -> Rep
 
 
 def _receiver(state: DroidbotState, temp_id: int, view: ViewKey) -> ViewKey:
-    """The clickable view a tap on ``view`` reaches: itself, else its nearest clickable ancestor."""
+    """The view a tap on ``view`` reaches: itself, else its nearest ancestor that takes taps.
+
+    A view takes a tap when it is clickable, long-clickable, checkable (a check box
+    whose row is clickable toggles itself: :mod:`hit` dispatches so) or editable.
+    """
     by_id = {v.temp_id: v for v in state.views}
     current = by_id.get(temp_id)
     if current is None or ViewKey.of(current).content_free != view.content_free:
         return view
     while current is not None:
-        if current.clickable or current.long_clickable:
+        if current.clickable or current.long_clickable or current.checkable or current.editable:
             return ViewKey.of(current)
         current = by_id.get(current.parent)
     return view
@@ -202,13 +220,93 @@ def _label(package: str, events: list[_Event], index: _Index) -> str:
     """The launcher label a recording shows for ``package``, else a word of the package name."""
     for event in events:
         view = event.event.view
-        if view is None or "launcher" not in (view.package or "") or not view.text:
-            continue
+        if view is None or "launcher" not in (view.package or "") or view.package == package or not view.text:
+            continue  # a launcher is another app: a launcher app's own buttons name nothing
         stop = index.screens.get(event.stop or "")
         if stop is not None and stop.package == package:
             return view.text
     words = [w for w in re.split(r"[._]", package) if w and w.lower() not in _GENERIC_WORDS]
     return words[-1].capitalize() if words else package
+
+
+def _shift(before: DroidbotState, after: DroidbotState, box: Bounds) -> tuple[int, int] | None:
+    """How far the labelled views shown in ``box`` on both screens moved (median), None when none is shared."""
+    def placed(state: DroidbotState) -> dict[str, Bounds]:
+        found: dict[str, list[Bounds]] = {}
+        for view in state.visible_views():
+            if (view.text or view.content_description) and box.encloses(view.box):
+                found.setdefault(ViewKey.of(view).signature + (view.content_description or ""), []).append(view.box)
+        return {k: v[0] for k, v in found.items() if len(v) == 1}  # a label shown once: the same view
+
+    old, new = placed(before), placed(after)
+    shared = [(new[k].top - old[k].top, new[k].left - old[k].left) for k in old.keys() & new.keys()]
+    if not shared:
+        return None
+    return statistics.median_low(dy for dy, _ in shared), statistics.median_low(dx for _, dx in shared)
+
+
+def _scroll_edges(start: ReplayScreen, stop: ReplayScreen, tag: str) -> list[ReplayEdge]:
+    """The scroll from ``start`` to ``stop`` and back, when one scrollable view moved its content."""
+    if start.activity != stop.activity:
+        return []
+    lists = [(a, b) for a in start.state.visible_views() if a.scrollable
+             for b in stop.state.visible_views() if b.scrollable and ViewKey.of(a).same_kind(ViewKey.of(b))]
+    for a, b in sorted(lists, key=lambda pair: -pair[0].box.area):
+        moved = _shift(start.state, stop.state, a.box)
+        if moved is None or moved == (0, 0):
+            continue
+        dy, dx = moved
+        # DroidBot names a scroll by where the content comes from: moved up = DOWN.
+        there, back = (("DOWN", "UP") if dy < 0 else ("UP", "DOWN")) if abs(dy) >= abs(dx) else \
+            (("RIGHT", "LEFT") if dx < 0 else ("LEFT", "RIGHT"))
+        return [ReplayEdge(EdgeKind.SCROLL, start.key, stop.key, tag, view=ViewKey.of(a), direction=there),
+                ReplayEdge(EdgeKind.SCROLL, stop.key, start.key, tag, view=ViewKey.of(b), direction=back)]
+    return []
+
+
+def _add_scrolls(events: list[_Event], apps: dict[tuple[str, int, int], ReplayApp], index: _Index) -> None:
+    for event, after in pairwise(events):
+        if event.boundary or after.boundary or event.stop is None or after.start is None:
+            continue
+        if event.stop == after.start or not index.same_app(event.stop, after.start):
+            continue
+        start, stop = index.screens[event.stop], index.screens[after.start]
+        app = apps.get((start.package, start.width, start.height))
+        if app is None:
+            continue
+        for edge in _scroll_edges(start, stop, after.transition.tag):
+            recorded = app.edges.setdefault(edge.start, [])
+            if not any(e.kind is EdgeKind.SCROLL and e.direction == edge.direction for e in recorded):
+                recorded.append(edge)
+                app.screens[edge.start], app.screens[edge.stop] = index.screens[edge.start], index.screens[edge.stop]
+
+
+def _add_opened_apps(apps: dict[tuple[str, int, int], ReplayApp]) -> None:
+    """Each app's graph goes on through the screens of other recorded apps it opens."""
+    for group, app in apps.items():
+        todo = [k for k, s in app.screens.items() if (s.package, s.width, s.height) != group]
+        seen = set(todo)
+        while todo:
+            key = todo.pop()
+            screen = app.screens[key]
+            other = apps.get((screen.package, screen.width, screen.height))
+            if other is None:
+                continue
+            for edge in other.edges.get(key, ()):
+                if edge not in app.edges.setdefault(key, []):
+                    app.edges[key].append(edge)
+                app.screens.setdefault(edge.stop, other.screens[edge.stop])
+                if edge.stop not in seen:
+                    seen.add(edge.stop)
+                    todo.append(edge.stop)
+            for table in ("settles", "submits"):
+                after = getattr(other, table).get(key)
+                if after is not None:
+                    getattr(app, table).setdefault(key, after)
+                    app.screens.setdefault(after, other.screens[after])
+                    if after not in seen:
+                        seen.add(after)
+                        todo.append(after)
 
 
 def _build_folder(folder: Path) -> list[ReplayApp]:
@@ -240,6 +338,8 @@ def _build_folder(folder: Path) -> list[ReplayApp]:
             app.edges.setdefault(start, []).append(edge)
             app.screens[start], app.screens[stop] = s, t
     _add_settles(events, apps, index, acted)
+    _add_scrolls(events, apps, index)
+    _add_opened_apps(apps)
     for group, app in apps.items():
         for key, screen in index.screens.items():
             if (screen.package, screen.width, screen.height) == group:
@@ -278,10 +378,22 @@ def _add_settles(events: list[_Event], apps: dict[tuple[str, int, int], ReplayAp
             app.screens[key], app.screens[target] = screen, index.screens[target]
 
 
+def _own_events(app: ReplayApp) -> int:
+    """Recorded events on the app's own screens (not on those of the apps it opens)."""
+    return sum(len(edges) for key, edges in app.edges.items() if app.screens[key].package == app.package)
+
+
 def load_recordings(roots: Iterable[Path]) -> tuple[ReplayApp, ...]:
-    """Every recorded app (one per package and screen size) under ``roots``, sorted by package."""
-    apps: list[ReplayApp] = []
+    """Every recorded app (one per package and screen size) under ``roots``, sorted by package.
+
+    A package recorded at one size in several folders is replayed from the folder
+    that recorded the most of its events (the first of equals).
+    """
+    apps: dict[tuple[str, int, int], ReplayApp] = {}
     for root in roots:
         for folder in find_recording_folders(root):
-            apps.extend(_build_folder(folder))
-    return tuple(sorted(apps, key=lambda a: (a.package, -a.width * a.height)))
+            for app in _build_folder(folder):
+                group = (app.package, app.width, app.height)
+                if group not in apps or _own_events(app) > _own_events(apps[group]):
+                    apps[group] = app
+    return tuple(sorted(apps.values(), key=lambda a: (a.package, -a.width * a.height)))

@@ -15,6 +15,7 @@ from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
+from device_farm.sim.replay.draw import draw_screen
 from droidretriever.models import Bounds
 from droidretriever.recordings import (
     DroidbotState,
@@ -80,8 +81,9 @@ class ReplayScreen:
 
     @cached_property
     def screenshot(self) -> bytes:
-        """The recorded screenshot's bytes (JPEG)."""
-        return screenshot_path(self.path).read_bytes()
+        """The recorded screenshot's bytes (JPEG); drawn from the views (PNG) where none was saved."""
+        recorded = screenshot_path(self.path)
+        return recorded.read_bytes() if recorded.is_file() else draw_screen(self.state)
 
     @property
     def kind(self) -> str:

@@ -26,7 +26,7 @@ paths:
 def test_suites_load_by_name_and_the_default_is_the_papers_and_the_examples() -> None:
     studies = {name: {t.study for t in load_suite(name)} for name in SUITES}
     assert studies == {"paper": {Study.STUDY1, Study.STUDY2}, "examples": {Study.EXAMPLES},
-                       "general": {Study.GENERAL}, "heldout": {Study.HELDOUT}}
+                       "general": {Study.GENERAL}, "heldout": {Study.HELDOUT}, "dev": {Study.DEV}}
     assert {t.id for t in load_suite()} == {t.id for t in load_suite("paper", "examples")}
     assert len(load_suite("paper")) == 35
     assert len(load_suite("general")) >= 40
@@ -71,3 +71,15 @@ def test_the_held_out_suite_keeps_the_study_3_protocol() -> None:
     assert 1 <= sum(1 for t in tasks if t.pauses) <= 3
     assert {t.page_mode for t in tasks} == set(PageMode)
     assert not {t.id for t in tasks} & {t.id for t in load_suite("paper", "general")}
+
+
+def test_the_dev_suite_keeps_the_study_3_protocol() -> None:
+    tasks = load_suite("dev")
+    assert len(tasks) == 30 and all(t.id.startswith("d_") for t in tasks)
+    assert sum(1 for t in tasks if _written_in_chinese(t.query)) == 15, "half Chinese, half English"
+    per_app = Counter(a for t in tasks for a in t.apps)
+    assert max(per_app.values()) <= 2, f"no app in more than 2 questions: {per_app.most_common(3)}"
+    assert sum(1 for t in tasks if len(t.apps) > 1) >= 4
+    assert sum(1 for t in tasks if t.pauses) <= 2
+    assert {t.page_mode for t in tasks} == set(PageMode)
+    assert not {t.id for t in tasks} & {t.id for t in load_suite("paper", "general", "heldout")}

@@ -43,6 +43,9 @@ def test_a_disguised_pay_button_is_caught_by_the_gate_and_the_skills(label: str)
     ("구매하기", RiskCategory.PAYMENT), ("購入する", RiskCategory.PAYMENT),
     ("Confirm order", RiskCategory.PAYMENT), ("Delete", RiskCategory.DELETION),
     ("Log in", RiskCategory.LOGIN), ("Ｓｅｎｄ ａ ｇｉｆｔ", RiskCategory.SENDING),
+    # Signing out ends the person's session on the phone (an explorer pressed it once).
+    ("Sign out", RiskCategory.LOGIN), ("Logout", RiskCategory.LOGIN), ("Log out", RiskCategory.LOGIN),
+    ("退出账号", RiskCategory.LOGIN), ("로그아웃", RiskCategory.LOGIN), ("ログアウト", RiskCategory.LOGIN),
 ])
 def test_what_the_agent_never_presses_in_every_language(label: str, category: RiskCategory) -> None:
     assert _tap(label) is category

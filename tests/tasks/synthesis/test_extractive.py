@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
+from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
 from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore
@@ -13,6 +13,7 @@ from tasks.synthesis.items import detect_items, read_query_terms
 from tasks.synthesis.records import find_records
 from tasks.synthesis.report import publish_report, synthesize_report
 from tasks.synthesis.values import MeasureKind, read_measures
+from tests.support.pages import titled_page
 from tests.tasks.synthesis.record_captures import CAPTURES_DIR
 
 QUERY = Query(text="Is a Big Mac cheaper on Meituan or Ele.me?")
@@ -134,18 +135,6 @@ def test_a_details_page_no_word_names_is_stated_by_its_own_subject() -> None:
     assert "¥24.0" in re.sub(r"\[[^\]]*\]", "", claim)
 
 
-def _page(title: str, *texts: tuple[str, int, int]) -> Capture:
-    """A captured page: a back button and ``title`` in its bar, then ``(text, top, height)`` lines."""
-    bar = [UIElement(id="back", content_desc="Navigate up", clickable=True,
-                     bounds=Bounds(left=0, top=66, right=154, bottom=220)),
-           UIElement(id="title", text=title, bounds=Bounds(left=180, top=101, right=600, bottom=185))]
-    lines = [UIElement(id=f"t{n}", text=text, bounds=Bounds(left=44, top=top, right=1036, bottom=top + height))
-             for n, (text, top, height) in enumerate(texts)]
-    return Capture(id="cap-q-1", run_id="run-q", subtask_id="com.example.qa-1", package="com.example.qa",
-                   image_key="runs/run-q/captures/cap-q-1.png", width=1080, height=2340,
-                   elements=(*bar, *lines), title=title)
-
-
 def _stated(markdown: str) -> str:
     """The report's lines without their citations: what it states."""
     return re.sub(r"\[[^\]]*\]", "", markdown)
@@ -154,7 +143,7 @@ def _stated(markdown: str) -> str:
 def test_a_question_pages_answers_are_listed_under_its_heading() -> None:
     """A question page ("Question" in its bar, the person's question as its heading): the answers
     below the heading share no word with the question and are the answer."""
-    page = _page("Question",
+    page = titled_page("Question",
                  ("Which houseplants survive in a dark room?", 253, 60), ("88 answers · 1K followers", 320, 40),
                  ("Follow", 612, 60), ("Garden Guru | Plant writer | Snake plants and ZZ plants do best.", 877, 160),
                  ("Mia | Florist | Pothos, with a lamp nearby.", 1100, 160))
@@ -168,7 +157,7 @@ def test_a_question_pages_answers_are_listed_under_its_heading() -> None:
 
 def test_a_best_match_is_reported_with_its_lines() -> None:
     """An answer set close under the question is a line of its item: stated with it, cited."""
-    page = _page("Question",
+    page = titled_page("Question",
                  ("How long should a first marathon training plan be?", 253, 60),
                  ("Coach Lee", 320, 40), ("Plan on 16 to 20 weeks of training.", 365, 40))
     apps = [AppStatus(app_label="QA", package=page.package, status=SubTaskStatus.COMPLETED)]
@@ -185,7 +174,7 @@ def test_the_first_n_of_a_chart_count_its_records_not_the_caption_over_them() ->
     for n, (song, meta) in enumerate(songs):
         top = 364 + 215 * n
         lines += [(song, top, 66), (meta, top + 77, 50)]
-    page = _page("Rising chart", *lines)
+    page = titled_page("Rising chart", *lines)
     apps = [AppStatus(app_label="Music", package=page.package, status=SubTaskStatus.COMPLETED)]
     written = write_extractive(Query(text="Which are the top 3 songs of the rising chart on Music? Names only."),
                                [page], apps)
@@ -204,7 +193,7 @@ def test_records_naming_what_the_question_asks_for_are_kept_when_it_has_no_searc
     for n, (name, meta, amount) in enumerate(bills):
         top = 364 + 230 * n
         lines += [(name, top, 60), (meta, top + 70, 50), (amount, top + 130, 50)]
-    page = _page("账单", *lines)
+    page = titled_page("账单", *lines)
     apps = [AppStatus(app_label="Pay", package=page.package, status=SubTaskStatus.COMPLETED)]
     stated = _stated(write_extractive(Query(text="Pay 上最近一次打车花了多少钱？"), [page], apps).markdown)
     assert "高德打车" in stated and "-18.60" in stated, stated
@@ -222,7 +211,7 @@ def test_records_whose_text_only_mentions_what_the_question_names_are_all_kept()
     for n, (author, text) in enumerate(posts):
         top = 300 + 230 * n
         lines += [(author, top, 60), (text, top + 70, 50), (f"6月22日 2{n}:31 · 赞 {100 + n}", top + 130, 50)]
-    page = _page("Comments", *lines)
+    page = titled_page("Comments", *lines)
     apps = [AppStatus(app_label="Feed", package=page.package, status=SubTaskStatus.COMPLETED)]
     for question in ("Feed 上大家怎么看这部电影？", "Find out how fans feel about the possibility of more Top Gun films."):
         stated = _stated(write_extractive(Query(text=question), [page], apps).markdown)
@@ -240,7 +229,7 @@ def test_a_question_asking_which_records_are_of_a_kind_gets_every_one_that_names
              "外卖 | 免密支付 · 单笔限额¥300 | 开通时间 2020-11-02",
              "电费 | 自动扣款 · 每月自动缴纳 | 开通时间 2020-05-20",
              "动画会员 | 自动扣款 · 连续包月 ¥15/月 | 开通时间 2022-10-24"]
-    page = _page("自动扣款", *((card, 300 + 200 * n, 150) for n, card in enumerate(cards)))
+    page = titled_page("自动扣款", *((card, 300 + 200 * n, 150) for n, card in enumerate(cards)))
     apps = [AppStatus(app_label="Pay", package=page.package, status=SubTaskStatus.COMPLETED)]
     stated = _stated(write_extractive(Query(text="Pay 里开通了自动续费的会员有哪些？每期多少钱？"), [page], apps).markdown)
     for kept in ("影视VIP会员", "视频大会员", "动画会员", "¥58/季"):
@@ -260,7 +249,7 @@ def test_the_apps_suggestions_under_a_page_are_not_its_records() -> None:
     for n, (name, price) in enumerate((("Phone 512GB", "¥6299.00"), ("RAM 16GB", "¥219.00"))):
         top = 1300 + 260 * n
         lines += [(name, top, 60), (price, top + 70, 50), ("5万+人付款", top + 130, 50)]
-    page = _page("购物车", *lines)
+    page = titled_page("购物车", *lines)
     apps = [AppStatus(app_label="Shop", package=page.package, status=SubTaskStatus.COMPLETED)]
     stated = _stated(write_extractive(Query(text="Which item in my Shop cart costs the most?"), [page], apps).markdown)
     assert "CPU 14 cores" in stated and "¥1599.00" in stated, stated

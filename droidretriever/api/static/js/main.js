@@ -1,9 +1,10 @@
-// The dashboard's router: #/ask, #/runs, #/runs/<id>, #/farm, #/subscriptions.
+// The dashboard's router: #/ask, #/runs, #/runs/<id>, #/farm, #/maps, #/maps/<package>, #/subscriptions.
 import { api } from "./api.js";
 import { startAlerts } from "./alerts.js";
 import { showAsk } from "./ask.js";
 import { showFarm } from "./farm.js";
 import { showRuns } from "./history.js";
+import { showAppMap, showMaps } from "./maps.js";
 import { showRun } from "./run.js";
 import { showSubscriptions } from "./subscriptions.js";
 
@@ -23,6 +24,8 @@ function route() {
   if (name === "runs" && parts[1]) leave = showRun(page, decodeURIComponent(parts[1]), params);
   else if (name === "runs") leave = showRuns(page, params);
   else if (name === "farm") leave = showFarm(page);
+  else if (name === "maps" && parts[1]) leave = showAppMap(page, decodeURIComponent(parts[1]), params);
+  else if (name === "maps") leave = showMaps(page);
   else if (name === "subscriptions") leave = showSubscriptions(page);
   else leave = showAsk(page);
   page.focus({ preventScroll: true });

@@ -1,9 +1,11 @@
 // One run: plan and checklist, exploration map, live screen with the next action and takeover,
-// the intervention buttons, the pause banner, the event log and, at the end, the cited report.
+// the intervention buttons, the pause banner, the event log, the app map each app's navigation
+// followed (where one did) and, at the end, the cited report.
 import { settled } from "./alerts.js";
 import { api, follow } from "./api.js";
 import { LiveScreen } from "./live.js";
 import { ExplorationMap } from "./map.js";
+import { RunMapPanel } from "./maps.js";
 import { clear, clock, h, icon, pill, showError, toast } from "./ui.js";
 
 let me = null; // this browser's actor name ("browser 3f2a")
@@ -12,6 +14,7 @@ const FINISHED = new Set(["completed", "failed", "stopped"]);
 export function showRun(page, runId, params) {
   const live = new LiveScreen();
   const map = new ExplorationMap(runId, () => live.size);
+  const appMaps = new RunMapPanel();
   const state = { detail: null, steering: null, subtasks: new Map(), finished: false, lastPreview: null };
   const shown = []; // {seq, at, shownAt}: when each event reached the page (benchmarks read it)
   window.droidretriever = { live, run: { id: runId, shown, state } };
@@ -48,7 +51,7 @@ export function showRun(page, runId, params) {
       h("section", { class: "card explore" }, h("h2", {}, "Exploration map"), map.node,
         h("details", { class: "events", open: false }, h("summary", {}, "Events"), log)),
       h("section", { class: "card phone" }, h("h2", {}, "Phone"), phoneTabs, banner, live.node, controls, takeoverPanel)),
-    report));
+    appMaps.node, report));
 
   async function command(action, extra = {}) {
     try {
@@ -247,6 +250,9 @@ export function showRun(page, runId, params) {
         break;
       case "report_ready":
         showReport();
+        break;
+      case "log":
+        appMaps.add(event);
         break;
       case "error":
         if (!state.replaying) toast(event.message, "error", { timeout: 12000 });

@@ -1,4 +1,4 @@
-// Small DOM helpers: build elements, format times, show toasts.
+// Small DOM helpers: build elements (HTML and SVG; text always as text nodes), format times, show toasts.
 
 export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -9,6 +9,22 @@ export function h(tag, attrs = {}, ...children) {
     else if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
     else if (key === "style" && typeof value === "object") Object.assign(node.style, value);
     else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// The same for SVG elements (their attributes are set as given; children are nodes or text).
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, String(value));
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
