@@ -4,6 +4,7 @@
      +-- ConfigError               droidretriever.config: invalid or missing settings (exit 2)
      +-- InputError                a command's argument or option is invalid (exit 2)
      +-- ServiceError              deploy.local: a local service cannot start / is unhealthy
+     +-- UnicodeDataError          droidretriever.text: Unicode's confusables data is not installed
      +-- storage.errors.StorageError ...
      +-- device_farm.errors.DeviceError ...
      +-- inference.errors.InferenceError ...
@@ -17,7 +18,7 @@ started or written), 1 for a failure while working.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "DroidRetrieverError", "InputError", "ServiceError"]
+__all__ = ["ConfigError", "DroidRetrieverError", "InputError", "ServiceError", "UnicodeDataError"]
 
 
 class DroidRetrieverError(Exception):
@@ -46,3 +47,7 @@ class InputError(DroidRetrieverError):
 
 class ServiceError(DroidRetrieverError):
     """A service of the local stack could not start or is not healthy."""
+
+
+class UnicodeDataError(DroidRetrieverError):
+    """Unicode's confusables data (what the word lists fold look-alike letters by) cannot be read."""

@@ -7,8 +7,10 @@ characters (``P\\u200bay``, Cyrillic ``Рау``) that hide a word from a word li
 
 - :func:`strip_controls`  for a terminal: control, bidi and zero-width characters removed;
 - :func:`escape_controls` for a stored report: the same characters written visibly (``\\x1b``);
-- :func:`fold_for_matching` for word lists: NFKC (full-width folded), invisible and bidi
-  characters removed, look-alike letters folded to Latin, case folded;
+- :func:`fold_for_matching` for word lists: compatibility forms folded (full-width), invisible
+  and bidi characters removed (a right-to-left override read both as stored and as drawn),
+  combining marks dropped, look-alike letters folded by Unicode's confusables skeleton (TR39),
+  case folded;
 - :func:`mask_url`        a URL with its password replaced by ``***``, to show or log it;
 - :func:`has_cjk`         whether text holds Chinese, Japanese kana or Korean (no word breaks:
   matched by substring, not by word).
@@ -18,7 +20,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
+from functools import cache
+from importlib import metadata
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from droidretriever.errors import UnicodeDataError
 
 __all__ = ["escape_controls", "fold_for_matching", "has_cjk", "mask_url", "strip_controls"]
 
@@ -36,15 +44,22 @@ _UNSAFE_KEEP_LINES = re.compile(
 _HIDDEN = re.compile(f"[{re.escape(_BIDI + _INVISIBLE)}]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 
-# Letters of other scripts drawn like Latin ones (Unicode's confusables, the common
-# Cyrillic and Greek ones): folded so "Рау" (Cyrillic) reads as "pay" to a word list.
-_LOOKALIKES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-    "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d",
-    "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ɑ": "a", "ɡ": "g", "ı": "i",
-    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
-    "υ": "u", "χ": "x", "γ": "y",
-})
+# Unicode's confusables data (TR39, "Unicode Security Mechanisms"), as shipped verbatim by the
+# `confusables` package (docs/decisions.md): each line maps a character to the prototype it is
+# drawn like ("Р" -> "P", "ꓑ" -> "P"). Only its data file is read.
+_CONFUSABLES = ("confusables", "confusables/assets/confusables.txt")
+# Right-to-left override: what follows it, up to the pop (or isolate end, or line end), is drawn
+# reversed: "\u202eyap" shows "pay".
+_RLO, _OVERRIDE_END = "\u202e", re.compile("[\u202c\u2069\n]")
+# Japanese voicing marks combine with kana ("か" + "\u3099" is "が"): part of the letter, kept.
+_KANA_MARKS = frozenset("\u3099\u309a")
+# Scripts the word lists match as themselves: TR39 maps some of their letters to each other
+# ("カ" -> "力"), which would only blur them.
+_OWN_SCRIPTS = ("CJK", "HANGUL", "HIRAGANA", "KATAKANA", "BOPOMOFO", "IDEOGRAPHIC", "KANGXI")
+_SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])")
+# Letters read as Latin that TR39 maps to another non-Latin look-alike (a lower-case Cyrillic
+# "к" to "ĸ", Greek "ε" to "ꞓ") or leaves out ("χ"): a person reads "Кирить" as "kupить".
+_READ_AS = {"к": "k", "κ": "k", "ĸ": "k", "м": "m", "ʍ": "m", "χ": "x", "ε": "e", "β": "b"}
 
 
 def strip_controls(text: str, *, keep_newlines: bool = True) -> str:
@@ -71,14 +86,86 @@ def _escape_one(match: re.Match[str]) -> str:
 def fold_for_matching(text: str) -> str:
     """``text`` as a word list should see it: what a person reads, not how it is encoded.
 
-    NFKC (full-width ``Ｐａｙ`` and compatibility forms become plain letters),
-    invisible and bidi characters removed, look-alike Cyrillic and Greek letters
-    folded to Latin, case folded, runs of space made one space.
+    Compatibility forms become plain letters (NFKD: full-width ``Ｐａｙ``, ``𝐏𝐚𝐲``), invisible and
+    bidi characters are removed, combining marks dropped (``P̈ay``; Japanese voicing marks stay
+    with their kana), letters drawn like Latin ones folded to them by Unicode's confusables
+    skeleton (UTS #39: Cyrillic ``Рау``, Lisu ``ꓑꓮ``, small capitals ``ᴘᴀʏ``), case folded, runs of
+    space made one space. Text under a right-to-left override reads both as stored and as drawn
+    (``\u202eyap`` is "yap pay"), so neither order hides a word.
     """
-    folded = unicodedata.normalize("NFKC", text)
-    folded = _HIDDEN.sub("", folded)
-    folded = folded.casefold().translate(_LOOKALIKES)
+    stored = _fold_one(text)
+    if _RLO not in text:
+        return stored
+    return f"{stored} {_fold_one(_as_drawn(text))}"
+
+
+def _fold_one(text: str) -> str:
+    table = _disguise_table()
+    folded = unicodedata.normalize("NFKD", text).translate(table)
+    folded = unicodedata.normalize("NFC", folded).casefold().translate(table)
     return " ".join(_UNSAFE.sub(" ", folded).split())
+
+
+def _as_drawn(text: str) -> str:
+    """``text`` with every run under a right-to-left override reversed, as a screen draws it."""
+    parts: list[str] = []
+    rest = text
+    while _RLO in rest:
+        before, _, after = rest.partition(_RLO)
+        end = _OVERRIDE_END.search(after)
+        stop = end.start() if end else len(after)
+        parts.extend((before, after[:stop][::-1]))
+        rest = after[stop:]
+    return "".join((*parts, rest))
+
+
+@cache
+def _disguise_table() -> dict[int, str | None]:
+    """One ``str.translate`` table: hidden characters and combining marks removed, letters drawn
+    like Latin ones mapped to them (UTS #39 skeleton prototypes, small capitals by their names)."""
+    table: dict[int, str | None] = {ord(c): None for c in _BIDI + _INVISIBLE}
+    for code in (*range(0x20000), *range(0xE0100, 0xE01F0)):  # planes 0-1, variation selectors
+        char = chr(code)
+        if unicodedata.category(char) == "Mn" and char not in _KANA_MARKS:
+            table[code] = None
+        elif (small := _SMALL_CAPITAL.fullmatch(unicodedata.name(char, ""))) is not None:
+            table[code] = small.group(1).lower()
+    for source, prototype in _read_confusables():
+        name = unicodedata.name(source, "")
+        if source.isascii() or not unicodedata.category(source).startswith("L") or name.startswith(_OWN_SCRIPTS):
+            continue  # only letters of other scripts drawn like Latin ones
+        latin = _as_latin(prototype, table)
+        if latin:
+            table.setdefault(ord(source), latin)
+    for source, latin in _READ_AS.items():
+        table[ord(source)] = latin
+    return table
+
+
+def _as_latin(prototype: str, table: dict[int, str | None]) -> str:
+    """A TR39 prototype as plain Latin letters ("ᴛ" -> "t", "o\u0338" -> "o"), or "" if it is not one."""
+    letters = "".join(_READ_AS.get(c) or (c if c.isascii() else str(table.get(ord(c)) or c))
+                      for c in unicodedata.normalize("NFD", prototype) if unicodedata.category(c) != "Mn")
+    return letters if letters.isascii() and letters.isalpha() else ""
+
+
+def _read_confusables() -> Iterator[tuple[str, str]]:
+    """(source, prototype) pairs of Unicode's confusables.txt (single-character sources)."""
+    package, member = _CONFUSABLES
+    try:
+        path = Path(str(metadata.distribution(package).locate_file(member)))
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (metadata.PackageNotFoundError, OSError) as exc:
+        raise UnicodeDataError(
+            f"Unicode's confusables data ({member} of the '{package}' package) cannot be read: {exc}",
+            hint="install the project's dependencies: pip install -c constraints.txt -e .") from exc
+    for line in lines:
+        fields = line.partition("#")[0].split(";")
+        if len(fields) < 2 or not fields[0].strip():
+            continue
+        source = [chr(int(code, 16)) for code in fields[0].split()]
+        if len(source) == 1:
+            yield source[0], "".join(chr(int(code, 16)) for code in fields[1].split())
 
 
 def mask_url(url: str) -> str:

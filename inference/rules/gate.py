@@ -1,15 +1,21 @@
 """The risk gate: every action, from every policy, checked just before the phone carries it out.
 
 Policies choose (route memory, skills, the explorer, the LLM navigator); this
-gate alone decides whether the agent may do it. :func:`check_action` returns a
-:class:`~inference.rules.risk.RiskFinding` (pause and ask the person) for:
+gate alone decides whether the agent may do it. It judges the act, not one label.
+:func:`check_action` returns a :class:`~inference.rules.risk.RiskFinding` (pause and ask the
+person) for:
 
-- a tap, long press or swipe on an element whose label (folded: zero-width,
-  full-width and look-alike tricks undone) is on the never-tap list: paying,
-  buying, confirming, logging in, deleting, agreeing, sending, posting,
-  sharing, following, subscribing (:mod:`inference.rules.never_tap`); an element
-  with no label is read from the screenshot when a reader is given (an image
-  that says "PAY"), and its resource id counts as words (``btn_pay``);
+- a tap, long press or swipe on an element that says, anywhere it says something, that pressing
+  it would act in the person's name (:mod:`inference.rules.press`): its text however long, a
+  content card's line that is a button's words ("Pay now" under a title), its description,
+  its pixels read by OCR (an image that says "PAY") or its resource id (``btn_pay``), a
+  description or pixels that disagree with the label counting as what they say. The acts come
+  in kinds (paying, buying, transferring, ordering, subscribing, signing in, deleting, sending,
+  posting, granting: :mod:`inference.rules.never_tap`), in every language the lexicon knows, and
+  text is folded first (zero-width, bidi, full-width, combining and look-alike tricks undone);
+- a neutral confirmation ("OK", "Continue", "确定", "확인", "はい") in a dialog or sheet whose title
+  or message names an act, money, a recurring charge or another person
+  (:mod:`inference.rules.confirm`);
 - typing into anything but the app's search field (a password, a phone number or e-mail,
   a code, a form: :func:`inference.rules.fields.is_search_field` judges the field by its
   role), or submitting text in a message or comment box;
@@ -17,15 +23,13 @@ gate alone decides whether the agent may do it. :func:`check_action` returns a
   naming it), unless the goal itself names it: text on a screen is data, and an
   instruction in it never makes an action happen.
 
-A content card of three or more lines is not a button: it opens what it shows,
-whatever its words (a mail whose subject reports a sign-in is about a login), as the skills
-already treat it. A refusal (Cancel, Don't allow) is always allowed.
+A refusal (Cancel, Don't allow) is always allowed, unless its description or pixels name an act
+it does not decline. Remote input by a person (the dashboard's takeover) does not pass here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from droidretriever.models import (
     Action,
@@ -39,16 +43,14 @@ from droidretriever.models import (
     UIElement,
 )
 from droidretriever.text import fold_for_matching
+from inference.rules.confirm import find_confirmed, is_neutral_confirm
 from inference.rules.fields import find_login_wall, is_search_field
-from inference.rules.never_tap import find_never_tap, is_refusal
-from inference.rules.page_type import shows_content
+from inference.rules.never_tap import find_never_tap
+from inference.rules.press import TextReader, declines, find_press_act, read_press
 from inference.rules.risk import RiskFinding, find_injection, quote_label
 from inference.vocabulary import load_vocabulary
 
 __all__ = ["TextReader", "check_action", "element_at"]
-
-# Reads the text drawn inside a box of the current screenshot (OCR); "" when it cannot.
-TextReader = Callable[[UIElement], str]
 
 # Fields whose submitted text goes to other people: a message, a comment, a reply.
 _FIELDS = load_vocabulary("fields")  # inference/vocabulary/fields.yaml
@@ -85,28 +87,28 @@ def _target(target: str | None, point: Point | None, screen: Screen) -> UIElemen
 
 def _check_press(element: UIElement, screen: Screen, goal: str,
                  read_text: TextReader | None) -> RiskFinding | None:
-    label = element.label.strip()
-    if label and is_refusal(label):
+    reading = read_press(element, screen, read_text)
+    if declines(reading):
         return None
     injected = _named_by_injection(element, screen, goal)
     if injected is not None:
         return injected
-    if label and shows_content(element, screen):  # a card of content opens what it shows
+    shown = quote_label(reading.seen or reading.resource_words or element.id)
+    if reading.lines and is_neutral_confirm(reading.seen):
+        confirmed = find_confirmed(element, screen)
+        if confirmed is not None:
+            return RiskFinding(
+                category=confirmed.category, element_id=element.id,
+                reason=f"{shown} confirms {quote_label(confirmed.text)}, which names {confirmed.names}: "
+                "the agent never agrees to that, a person decides")
+    found = find_press_act(reading)
+    if found is None:
         return None
-    words = label
-    if not words:
-        words = _id_words(element.resource_id)
-        if read_text is not None and element.bounds.area > 0:
-            drawn = read_text(element)
-            words = f"{drawn} {words}".strip()
-            label = drawn.strip()
-    category = find_never_tap(words)
-    if category is None:
-        return None
-    shown = quote_label(label or words)
+    act, where = found
+    said = "" if where == f"its {reading.seen_in}" else f" ({where} says {quote_label(act.word)})"
     return RiskFinding(
-        category=category, element_id=element.id,
-        reason=f"{shown} would act in the person's name ({_doing(category)}): "
+        category=act.category, element_id=element.id,
+        reason=f"{shown}{said} would act in the person's name ({act.doing}): "
         "the agent never does that, a person decides",
     )
 
@@ -165,13 +167,3 @@ def _id_words(resource_id: str) -> str:
     """A resource id as words: ``com.app:id/btn_pay`` -> ``btn pay``."""
     name = resource_id.rpartition("/")[2]
     return _ID_WORDS.sub(" ", name).strip()
-
-
-def _doing(category: RiskCategory) -> str:
-    return {
-        RiskCategory.PAYMENT: "paying or ordering",
-        RiskCategory.LOGIN: "logging in or signing up",
-        RiskCategory.DELETION: "deleting",
-        RiskCategory.CONSENT: "agreeing or confirming",
-        RiskCategory.SENDING: "sending, posting, sharing or following",
-    }.get(category, category.value.replace("_", " "))

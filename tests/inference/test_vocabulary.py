@@ -12,13 +12,14 @@ from droidretriever.models import PageMode, SubTask
 from inference.errors import LexiconError, VocabularyError
 from inference.policies.base import PolicyContext
 from inference.policies.skills import find_dialog_dismiss
-from inference.rules import detect_page_type, find_never_tap_word, is_refusal, load_lexicon
+from inference.rules import detect_page_type, is_refusal, load_lexicon
 from inference.rules.apps import load_app_aliases
 from inference.rules.decomposer import choose_page_mode
+from inference.rules.never_tap import find_act_word, load_act_kinds
 from inference.vocabulary import VOCABULARY_DIR, Vocabulary, load_vocabulary, load_vocabulary_model
 from tests.inference.screens import button, element, perceived, screen_of
 
-_OWN_SHAPES = {"lexicon", "app_aliases", "topics"}  # files with a schema of their own
+_OWN_SHAPES = {"lexicon", "app_aliases", "topics", "acts"}  # files with a schema of their own
 
 
 def test_every_vocabulary_file_loads_and_says_what_it_is() -> None:
@@ -65,19 +66,19 @@ def test_a_missing_group_or_file_is_named() -> None:
 
 def test_the_rules_match_what_the_vocabulary_lists() -> None:
     """The modules compile their patterns from the files: every plain refusal declines (in capitals
-    too), every plain word of the gate's never-tap list is found with its category or an earlier
-    one, and a page-mode cue sets the mode."""
+    too), every plain word of an act kind is found as that kind or an earlier one, and a page-mode
+    cue sets the mode."""
     plain = re.compile(r"[\w ]+")
     for word in load_vocabulary("refusal").words("refusal"):
         if plain.fullmatch(word):
             assert is_refusal(word.upper()), word
-    never = load_vocabulary("never_tap")
-    order = ["payment", "login", "deletion", "sending", "consent"]
-    for index, group in enumerate(order):
-        for word in never.words(group):
+    kinds = load_act_kinds()
+    order = list(kinds)
+    for index, (name, kind) in enumerate(kinds.items()):
+        for word in kind.words:
             if plain.fullmatch(word):
-                found = find_never_tap_word(word)
-                assert found is not None and order.index(found[0].value) <= index, word
+                found = find_act_word(word)
+                assert found is not None and order.index(found.kind) <= index, (name, word)
     mode, cue = choose_page_mode("What do people say about it? Reviews please.")
     assert mode is PageMode.MULTI_PAGE and re.search(load_vocabulary("page_mode_cues").alternation("multi_page"), cue)
 
@@ -95,3 +96,13 @@ def test_one_refusal_list_closes_dialogs_for_the_skills_and_the_gate() -> None:
     dismiss = find_dialog_dismiss(context)
     assert dismiss is not None and dismiss.id == "later"
     assert is_refusal("Maybe later")
+
+
+def test_every_kind_of_act_speaks_the_lexicons_four_languages() -> None:
+    """Acts are kinds, not one-off words: each kind has a category and words in English, Chinese,
+    Korean and Japanese (the model refuses a kind missing one)."""
+    kinds = load_act_kinds()
+    assert {"pay", "buy", "transfer", "paid_plan", "cancel", "sign_in", "delete", "send", "post",
+            "follow", "grant"} <= set(kinds)
+    for name, kind in kinds.items():
+        assert kind.en and kind.zh and kind.ko and kind.ja and kind.doing, name
