@@ -6,8 +6,9 @@
     find_risk            the seven risk criteria (and sending) on a Screen
     is_search_field      a field is typed into only when it is the app's search field (by its role)
     find_login_wall      a sign-in wall, with or without a password field
-    check_action         the risk gate: an action any policy chose, just before it runs
-    find_never_tap       what the agent never presses: pay, log in, delete, agree, send, follow ...
+    check_action         the risk gate: an action any policy chose, just before it runs; it reads
+                         every reading of the pressed element (press) and a confirmation's dialog (confirm)
+    find_never_tap       what the agent never presses: acts by kind (acts.yaml), pay, transfer, log in ...
     detect_page_type     results list / details / search input / ... from structure
     find_goal_concepts   goal -> UI concepts it names (multilingual lexicon.yaml), hubs, entities
     read_item_time       an item's lines -> when it arrived ("10:24", "昨天", "06-23"), to find the latest
