@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from droidretriever.config import Settings
 from droidretriever.models import (
+    ActRequest,
     AppStatus,
     Capture,
     FallbackTally,
@@ -78,7 +79,8 @@ def collect_captures(results: Sequence[SubTaskResult]) -> tuple[Capture, ...]:
 
 def collect_app_statuses(plan: Plan, results: Sequence[SubTaskResult],
                          stopped: bool = False) -> tuple[AppStatus, ...]:
-    """One status per app of the plan: the worst of its sub-tasks', with the reasons."""
+    """One status per app of the plan: the worst of its sub-tasks', with the reasons; for a request
+    to act (``Plan.act_request``), ``not_done`` saying so, whatever its sub-tasks reached."""
     by_id = {r.subtask_id: r for r in results}
     order = (SubTaskStatus.NEEDS_USER, SubTaskStatus.FAILED, SubTaskStatus.BUDGET_EXHAUSTED,
              SubTaskStatus.PENDING, SubTaskStatus.RUNNING, SubTaskStatus.COMPLETED)
@@ -93,9 +95,21 @@ def collect_app_statuses(plan: Plan, results: Sequence[SubTaskResult],
         reasons = [r.reason for r in found if r.reason and r.status is not SubTaskStatus.COMPLETED]
         if len(found) < len(subtasks):
             reasons.append("stopped before it ran" if stopped else "did not run")
-        statuses.append(AppStatus(app_label=subtasks[0].app_label, package=package,
-                                  status=status, reason="; ".join(reasons)))
+        app = AppStatus(app_label=subtasks[0].app_label, package=package, status=status,
+                        reason="; ".join(reasons))
+        statuses.append(app if plan.act_request is None else _not_done(app, found, plan.act_request))
     return tuple(statuses)
+
+
+def _not_done(app: AppStatus, results: Sequence[SubTaskResult], act: ActRequest) -> AppStatus:
+    """An app of a request to act: never completed. Paused where the act is done (a pause of the
+    act's own kind of risk, not a sign-in on the way) or handed to the person there, the page is
+    open for them; otherwise why it was not reached."""
+    reached = any(r.status is SubTaskStatus.COMPLETED
+                  or (r.status is SubTaskStatus.NEEDS_USER and r.risk_category is act.kind.risk)
+                  for r in results)
+    return app.model_copy(update={"status": SubTaskStatus.NOT_DONE,
+                                  "reason": act.not_done(reached=reached, why="" if reached else app.reason)})
 
 
 def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Plan,

@@ -155,6 +155,7 @@ class _Progress:
     notes: list[str] = field(default_factory=list)
     fallbacks: dict[str, int] = field(default_factory=dict)  # role -> model failures the rules covered
     waiting: str = ""  # what the run waits for (a service coming back), shown while it lasts
+    act: str = ""  # a request to act: the plan's one line saying the agent does not do it
 
     def apply(self, event: RunEvent) -> None:
         # Event messages quote the question and screen text: data, never terminal commands.
@@ -162,6 +163,8 @@ class _Progress:
         sid = event.subtask_id or ""
         if event.kind is RunEventKind.PLAN_READY and event.plan is not None:
             self.plan = event.message
+            if event.plan.act_request is not None:
+                self.act = escape(strip_controls(event.plan.act_request.notice))
             for subtask in event.plan.subtasks:
                 self.subtasks[subtask.id] = "pending"
         elif event.kind is RunEventKind.SUBTASK_STARTED:
@@ -195,7 +198,8 @@ class _Progress:
         summary = f"captures saved: {self.captures}" + (
             f" · [yellow]model fallbacks to the rules: {fell}[/]" if fell else "")
         waiting = [f"[yellow]{self.waiting}[/]"] if self.waiting else []
-        return Group(table, summary, *self.notes[-3:], *waiting)
+        act = [f"[yellow]{self.act}[/]"] if self.act else []
+        return Group(*act, table, summary, *self.notes[-3:], *waiting)
 
 
 def _follow_events(settings: Settings, progress: _Progress, live: Live,

@@ -12,7 +12,7 @@ Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
 
     base        Frozen (the base of every shared model), utcnow, new_id
     geometry    Point, Bounds
-    plan        PageMode, Query, Heard, SubTask, Edge, Plan
+    plan        PageMode, Query, Heard, SubTask, Edge, Plan, ActKind, ActRequest
     screens     UIElement, Screen, PageType
     actions     Action (Tap, Input, Scroll, Back, ...), Preview
     evaluation  Evaluation, RiskCategory
@@ -57,7 +57,16 @@ from droidretriever.models.maps import (
     WallKind,
 )
 from droidretriever.models.paths import Step, StepKind
-from droidretriever.models.plan import Edge, Heard, PageMode, Plan, Query, SubTask
+from droidretriever.models.plan import (
+    ActKind,
+    ActRequest,
+    Edge,
+    Heard,
+    PageMode,
+    Plan,
+    Query,
+    SubTask,
+)
 from droidretriever.models.records import (
     Capture,
     CaptureSource,
@@ -82,6 +91,8 @@ from droidretriever.models.usage import (
 )
 
 __all__ = [
+    "ActKind",
+    "ActRequest",
     "Action",
     "AppMap",
     "AppStatus",

@@ -9,9 +9,10 @@ from typing import Self
 from pydantic import Field, field_validator, model_validator
 
 from droidretriever.models.base import Frozen
+from droidretriever.models.evaluation import RiskCategory
 from droidretriever.models.usage import ModelCall, ModelFallback
 
-__all__ = ["Edge", "Heard", "PageMode", "Plan", "Query", "SubTask"]
+__all__ = ["ActKind", "ActRequest", "Edge", "Heard", "PageMode", "Plan", "Query", "SubTask"]
 
 
 class PageMode(StrEnum):
@@ -34,6 +35,59 @@ class PageMode(StrEnum):
             raise ValueError(
                 f"unknown page mode {text!r}: use focused, list_view or multi_page"
             ) from None
+
+
+class ActKind(StrEnum):
+    """A kind of act a request may ask for in the person's name; the agent does none of them."""
+
+    PAY = "pay"
+    TOP_UP = "top_up"
+    ORDER = "order"  # order or buy
+    BOOK = "book"
+    SEND = "send"  # a message, or money to someone
+    TRANSFER = "transfer"
+    POST = "post"
+    DELETE = "delete"
+
+    @property
+    def verb(self) -> str:
+        """The act as a verb a sentence can use: "top up", "order"."""
+        return self.value.replace("_", " ")
+
+    @property
+    def risk(self) -> RiskCategory:
+        """The risk criterion the act falls under (what the pause for the person names)."""
+        if self in (ActKind.SEND, ActKind.POST):
+            return RiskCategory.SENDING
+        return RiskCategory.DELETION if self is ActKind.DELETE else RiskCategory.PAYMENT
+
+
+_NEVER_DONE = "pays, orders, books, sends, transfers, posts or deletes"
+
+
+class ActRequest(Frozen):
+    """A question that asks the agent to act ("top up my phone by 50 yuan", "帮我下单") rather than
+    to find something out. The agent does not do it: it opens where the act is done and pauses
+    there for the person; ``notice`` says so in one line (:meth:`of` writes it)."""
+
+    kind: ActKind
+    words: str = Field(min_length=1, max_length=200)  # the words that ask for it: "top up", "充值"
+    notice: str = Field(min_length=1)
+
+    @classmethod
+    def of(cls, kind: ActKind, words: str) -> ActRequest:
+        """The request to ``kind``, asked in ``words``, with its notice."""
+        verb = kind.verb
+        return cls(kind=kind, words=words, notice=(
+            f"A request to {verb}: the agent never {_NEVER_DONE} in your name, so it does not "
+            f"{verb}; it opens where to {verb} and pauses there for you."))
+
+    def not_done(self, *, reached: bool, why: str = "") -> str:
+        """What the report says of an app of the request: never that it was done."""
+        verb = self.kind.verb
+        where = ("the page is open for you" if reached
+                 else f"it did not reach the page to {verb}" + (f" ({why})" if why else ""))
+        return f"the agent does not {verb}; {where}"
 
 
 class Heard(Frozen):
@@ -73,6 +127,8 @@ class SubTask(Frozen):
     search_term: str | None = None  # None = direct navigation (no in-app search)
     page_mode: PageMode = PageMode.FOCUSED
     browsing_limit: int = Field(default=3, ge=1, le=20)
+    # A request to act: the sub-task opens where it is done and pauses there, never does it.
+    act: ActKind | None = None
 
 
 class Edge(Frozen):
@@ -93,6 +149,7 @@ class Plan(Frozen):
     notes: tuple[str, ...] = ()  # honest remarks, e.g. apps asked for but not installed
     calls: tuple[ModelCall, ...] = ()  # the decomposer's requests, failed ones included
     fallback: ModelFallback | None = None  # set when the configured decomposer failed
+    act_request: ActRequest | None = None  # the question asks the agent to act, not to find out
 
     @model_validator(mode="after")
     def _is_dag(self) -> Self:

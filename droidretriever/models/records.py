@@ -99,6 +99,9 @@ class SubTaskStatus(StrEnum):
     NEEDS_USER = "needs_user"
     FAILED = "failed"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    # Only a report's app status (never a sub-task's): the question asked the agent to act (top up,
+    # order, send...), which it does not do, whatever its sub-tasks reached (``Plan.act_request``).
+    NOT_DONE = "not_done"
 
 
 class SubTaskResult(Frozen):

@@ -1,6 +1,8 @@
 """Rule-based fallbacks used when a role has no model (and the rules-first risk gate).
 
     decompose_by_rules   question -> Plan (app names, noun phrases, cue words)
+    find_act_request     question -> ActRequest: it asks the agent to pay, top up, order, book,
+                         send, transfer, post or delete (which it never does), or None
     evaluate_by_rules    screen -> Evaluation (risk words, page type, page mode)
     contradicts_mode     whether a kind of page can be a sub-task's target (checks a model's verdict)
     find_risk            the seven risk criteria (and sending) on a Screen
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+from inference.rules.acts import find_act_button, find_act_request
 from inference.rules.apps import find_mentioned_apps, resolve_app
 from inference.rules.decomposer import decompose_by_rules
 from inference.rules.dictionary import Dictionary, DictionaryEntry, load_dictionary
@@ -57,6 +60,8 @@ __all__ = [
     "detect_page_type",
     "element_at",
     "evaluate_by_rules",
+    "find_act_button",
+    "find_act_request",
     "find_goal_concepts",
     "find_injection",
     "find_list_items",

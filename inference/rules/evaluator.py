@@ -12,17 +12,20 @@ evaluation's reason starts with its name in brackets (``[heading] the page's hea
 goal (...)``), so a run's trace says which one decided:
 
 1. ``risky_screen``     a risky screen is never complete: it pauses first;
-2. ``nothing_found``    a search that found nothing is not the answer;
-3. ``heading``          the page's heading names the goal's concepts;
-4. ``list_title``       the title right above one of the page's lists names all the goal asks for;
-5. ``held_by_heading``  the page is about a concept that holds what the goal asks for, and its
+2. ``act_page``         a request to act (``SubTask.act``: top up, order, send...) is never complete;
+                        a page with the act's button is where the person does it: it pauses there
+                        as a risky screen does;
+3. ``nothing_found``    a search that found nothing is not the answer;
+4. ``heading``          the page's heading names the goal's concepts;
+5. ``list_title``       the title right above one of the page's lists names all the goal asks for;
+6. ``held_by_heading``  the page is about a concept that holds what the goal asks for, and its
                         records name it (subscriptions on the page of automatic payments);
-6. ``setting``          a setting's label on a settings page names what the goal asks to switch;
-7. ``target_page``      otherwise: a page of the kind the page mode wants, about the sub-task; a
+7. ``setting``          a setting's label on a settings page names what the goal asks to switch;
+8. ``target_page``      otherwise: a page of the kind the page mode wants, about the sub-task; a
                         page of a kind of its own titled for the goal; or, in ``focused`` mode, a
                         page that states the one value asked for.
 
-A page named by the goal (strategies 3 to 6) is the target whatever its structure, with three
+A page named by the goal (strategies 4 to 7) is the target whatever its structure, with three
 exceptions that make it a step: a tappable entry on it names another concept of the goal (a
 place's route entry for a driving time; a tab for the day after tomorrow), or, for ``focused`` /
 ``multi_page``, its list items name something else the goal asks for (the monitor in the cart;
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
+from inference.rules.acts import find_act_button
 from inference.rules.headings import (
     find_readout,
     heading_concepts,
@@ -59,7 +63,7 @@ from inference.rules.headings import (
 )
 from inference.rules.lexicon import GoalConcepts, find_goal_concepts, setting_change
 from inference.rules.page_type import detect_page_type, find_list_items, find_nothing_found
-from inference.rules.risk import RiskFinding, find_injection, find_risk
+from inference.rules.risk import RiskFinding, find_injection, find_risk, quote_label
 
 __all__ = [
     "STRATEGIES",
@@ -176,6 +180,29 @@ def _risky_screen(case: _Case) -> Evaluation:
         raise LookupError("the risky_screen strategy was asked to judge a screen with no risk")
     return Evaluation(complete=False, risk=True, risk_category=risk.category, page_type=case.page,
                       reason=risk.reason, evaluator="rules")
+
+
+def _asks_to_act(case: _Case) -> bool:
+    return case.subtask.act is not None
+
+
+def _act_page(case: _Case) -> Evaluation:
+    """A request to act (top up, order, send...: ``SubTask.act``): no page answers it. A page showing
+    the act's button (after the sub-task's search, if it has one; not under a pop-up or a sign-in)
+    is where the person does it: it pauses for them as a risky screen does, and the agent never
+    presses the button. Any other page is a step on the way."""
+    kind = case.subtask.act
+    if kind is None:  # the table asks _asks_to_act first
+        raise LookupError("the act_page strategy was asked to judge a sub-task that asks for no act")
+    button = None
+    if case.page not in (PageType.DIALOG, PageType.LOGIN) and (case.searched or not case.subtask.search_term):
+        button = find_act_button(case.screen, kind)
+    if button is None:
+        return case.verdict(False, f"a request to {kind.verb}: no page answers it; looking for where to "
+                                   f"{kind.verb}")
+    return Evaluation(complete=False, risk=True, risk_category=kind.risk, page_type=case.page, evaluator="rules",
+                      reason=f"{quote_label(button.label)} is where to {kind.verb}: the agent does not "
+                             f"{kind.verb}, the page is open for the person")
 
 
 def _finds_nothing(case: _Case) -> bool:
@@ -306,6 +333,7 @@ def _always(case: _Case) -> bool:
 # The strategies, in the order they are tried; the first that applies judges the page.
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy("risky_screen", _is_risky, _risky_screen),
+    Strategy("act_page", _asks_to_act, _act_page),
     Strategy("nothing_found", _finds_nothing, _nothing_found),
     Strategy("heading", _named_by("heading"), _heading),
     Strategy("list_title", _named_by("list_title"), _list_title),

@@ -4,6 +4,11 @@ Shared by the model decomposer and the rule-based one, so both produce the same
 shape: one sub-task per app and search term (at most 3 of each, as in
 DroidRetriever), the person's restrictions (``Query.apps``, ``Query.mode``)
 applied, and the information flow between apps as DAG edges.
+
+A request to act ("top up my phone by 50 yuan", "帮我下单": :func:`inference.rules.acts.find_act_request`)
+is planned as one: ``Plan.act_request`` says in one line that the agent does not do it, and each
+sub-task's goal is to open where the act is done and stop there (``SubTask.act``), where the rules'
+evaluator pauses for the person.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.models import Edge, InstalledApp, PageMode, Plan, Query, SubTask
+from droidretriever.models import ActRequest, Edge, InstalledApp, PageMode, Plan, Query, SubTask
+from inference.rules.acts import find_act_request
 from inference.rules.apps import names_for
 
 __all__ = ["MAX_APPS", "MAX_TERMS", "AppFlow", "build_plan"]
@@ -59,26 +65,24 @@ def build_plan(
     if not chosen:
         remarks.append("no installed app fits this question: name an app, or install one")
     clean_terms = list(dict.fromkeys(t.strip() for t in terms if t.strip()))[:MAX_TERMS]
-    page_mode = query.mode or mode
+    act = find_act_request(query.text, chosen)
+    # A request to act ends on one page, where the act is done: never several.
+    page_mode = PageMode.FOCUSED if act is not None else query.mode or mode
     subtasks: list[SubTask] = []
     by_app: dict[str, list[str]] = {}
     for app in chosen:
         for index, term in enumerate(clean_terms or [None], start=1):
             subtask_id = f"{app.package}-{index}"
-            goal = (
-                f'In {app.label}, search for "{term}": {query.text}'  # no word of its own names a concept
-                if term
-                else f"In {app.label}: {query.text}"
-            )
             subtasks.append(
                 SubTask(
                     id=subtask_id,
                     app_label=app.label,
                     package=app.package,
-                    goal=goal,
+                    goal=_goal(app, term, query, act),
                     search_term=term,
                     page_mode=page_mode,
                     browsing_limit=query.browsing_limit,
+                    act=act.kind if act is not None else None,
                 )
             )
             by_app.setdefault(app.package, []).append(subtask_id)
@@ -96,14 +100,26 @@ def build_plan(
             edges=tuple(edges),
             decomposer=decomposer,
             notes=tuple(remarks),
+            act_request=act,
         )
     except ValidationError:
         # Flows that loop (A needs B, B needs A) cannot be scheduled: run the apps
         # independently rather than fail the whole question.
         remarks.append("ignored the information flow between apps: it forms a cycle")
         return Plan(
-            query=query, subtasks=tuple(subtasks), decomposer=decomposer, notes=tuple(remarks)
+            query=query, subtasks=tuple(subtasks), decomposer=decomposer, notes=tuple(remarks),
+            act_request=act,
         )
+
+
+def _goal(app: InstalledApp, term: str | None, query: Query, act: ActRequest | None) -> str:
+    """The sub-task's goal: the question in the app (after its search), or for a request to act,
+    opening where the act is done and stopping there."""
+    search = f', search for "{term}"' if term else ""  # no word of its own names a concept
+    if act is not None:
+        then = ", then" if term else ","
+        return f"In {app.label}{search}{then} open where to {act.kind.verb} and stop there: {query.text}"
+    return f"In {app.label}{search}: {query.text}"
 
 
 def _allowed(app: InstalledApp, allowed: Sequence[str]) -> bool:

@@ -113,6 +113,11 @@ class NavigationTry:
         # Every try starts from the app's first page, from the home screen (a resumed
         # run's first try keeps the screen the person left).
         request = self.run.request
+        act = self.subtask.act
+        if act is not None and request.resumed > 0:
+            # A request to act paused where it is done; the person has had the phone since: what
+            # they did there is theirs, and the agent does not look for the act again.
+            return TryEnd(SubTaskStatus.COMPLETED, f"a person took over where to {act.verb}")
         keep_screen = not self.copilot.restart_app or (request.resumed > 0 and request.delivery == 1)
         if not keep_screen or self.attempt > 1:
             driver.force_stop(self.subtask.package)

@@ -90,6 +90,8 @@ class TargetPages:
             # place, the "Currency" entry of Settings): pages on the way are not it.
             return False
         subtask = self.run.subtask
+        if subtask.act is not None:
+            return False  # a request to act: no page answers it; where it is done, it pauses
         if self.replay_ends_here(history, screen):
             if not self._judged_not_target(evaluation, history, screen):
                 return True  # the remembered route ends where its target page was captured before

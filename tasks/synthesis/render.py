@@ -39,6 +39,7 @@ _STATUS = {
     SubTaskStatus.BUDGET_EXHAUSTED: ("failed: out of steps", "bad"),
     SubTaskStatus.PENDING: ("not started", "warn"),
     SubTaskStatus.RUNNING: ("stopped early", "warn"),
+    SubTaskStatus.NOT_DONE: ("not done", "warn"),  # a request to act: the agent does not act
 }
 # Private-use characters: cannot be typed by a model in practice, survive Markdown untouched.
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -198,7 +199,8 @@ def render_report_markdown(report: Report) -> str:
     lines = [f"_Run {report.run_id} · synthesizer: {report.synthesizer}_", ""]
     for app in report.apps:
         word, _ = _STATUS.get(app.status, (app.status.value, ""))
-        reason = f" ({app.reason})" if app.reason and app.status is not SubTaskStatus.COMPLETED else ""
+        reason = ("" if not app.reason or app.status is SubTaskStatus.COMPLETED
+                  else f": {app.reason}" if app.status is SubTaskStatus.NOT_DONE else f" ({app.reason})")
         lines.append(f"- **{app.app_label}**: {word}{reason}")
     lines += ["", report.markdown.rstrip(), "", "---", "", "## Evidence", ""]
     lines += _evidence_lines(report.citations)
@@ -236,7 +238,10 @@ def render_report_terminal(report: Report) -> str:
     evidence = "\n".join(_evidence_lines(report.citations))
     footer = footer_lines(report)
     models = "\n\n**Models**\n\n" + "\n".join(footer) if footer else ""
-    return (f"{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)"
+    # A request to act: what was not done comes first, before anything the pages said.
+    not_done = "".join(f"> **{app.app_label}: not done:** {app.reason}\n\n" for app in report.apps
+                       if app.status is SubTaskStatus.NOT_DONE)
+    return (f"{not_done}{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)"
             f"\n\n{evidence}{models}\n")
 
 

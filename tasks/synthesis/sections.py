@@ -64,6 +64,7 @@ _STATUS_WORDS = {
     SubTaskStatus.BUDGET_EXHAUSTED: "ran out of steps",
     SubTaskStatus.PENDING: "not started",
     SubTaskStatus.RUNNING: "stopped before finishing",
+    SubTaskStatus.NOT_DONE: "not done",
 }
 
 

@@ -15,7 +15,7 @@ def subtask(goal: str, mode: PageMode = PageMode.FOCUSED, term: str | None = Non
 
 def test_the_strategies_are_tried_in_the_old_order_of_the_branches() -> None:
     assert [s.name for s in STRATEGIES] == [
-        "risky_screen", "nothing_found", "heading", "list_title", "held_by_heading", "setting", "target_page"]
+        "risky_screen", "act_page", "nothing_found", "heading", "list_title", "held_by_heading", "setting", "target_page"]
     assert all(s.judge.__doc__ for s in STRATEGIES), "each strategy says which kind of page it is for"
 
 

@@ -15,7 +15,7 @@ export function showRun(page, runId, params) {
   const live = new LiveScreen();
   const map = new ExplorationMap(runId, () => live.size);
   const appMaps = new RunMapPanel();
-  const state = { detail: null, steering: null, subtasks: new Map(), finished: false, lastPreview: null };
+  const state = { detail: null, steering: null, subtasks: new Map(), finished: false, lastPreview: null, act: null };
   const shown = []; // {seq, at, shownAt}: when each event reached the page (benchmarks read it)
   window.droidretriever = { live, run: { id: runId, shown, state } };
 
@@ -25,6 +25,8 @@ export function showRun(page, runId, params) {
   const links = h("div", { class: "links muted" });
   const checklist = h("ol", { class: "checklist", id: "checklist" }, h("li", { class: "muted" }, "planning…"));
   const planNote = h("p", { class: "muted", id: "plan-note" });
+  // A request to act (top up, order, send...): the plan's one line saying the agent does not do it.
+  const actNote = h("p", { class: "act-note", id: "plan-act", hidden: true });
   const banner = h("div", { class: "pause-banner", id: "pause-banner", hidden: true });
   const controls = h("div", { class: "controls", id: "controls" });
   const phoneTabs = h("div", { class: "phone-tabs" });
@@ -47,7 +49,7 @@ export function showRun(page, runId, params) {
   page.append(h("div", { class: "run" },
     h("section", { class: "card head" }, h("div", { class: "row spread" }, title, status), heard, links),
     h("div", { class: "grid" },
-      h("section", { class: "card plan" }, h("h2", {}, "Plan"), planNote, checklist),
+      h("section", { class: "card plan" }, h("h2", {}, "Plan"), planNote, actNote, checklist),
       h("section", { class: "card explore" }, h("h2", {}, "Exploration map"), map.node,
         h("details", { class: "events", open: false }, h("summary", {}, "Events"), log)),
       h("section", { class: "card phone" }, h("h2", {}, "Phone"), phoneTabs, banner, live.node, controls, takeoverPanel)),
@@ -134,7 +136,8 @@ export function showRun(page, runId, params) {
   function renderDetail() {
     const { manifest, prefect } = state.detail;
     title.textContent = manifest.query.text;
-    clear(status, pill(manifest.status));
+    if (manifest.plan) state.act = manifest.plan.act_request || null;
+    clear(status, pill(runStatus(manifest.status)));
     const q = manifest.query;
     if (q.heard) {
       heard.hidden = false;
@@ -147,8 +150,16 @@ export function showRun(page, runId, params) {
     state.finished = FINISHED.has(manifest.status);
   }
 
+  // A run that answered a request to act ended without doing it: never shown as "completed".
+  function runStatus(value) {
+    return value === "completed" && state.act ? "not_done" : value;
+  }
+
   function setPlan(plan, statuses = {}) {
     planNote.textContent = `${plan.subtasks.length} sub-task(s) in ${new Set(plan.subtasks.map((s) => s.package)).size} app(s), by ${plan.decomposer}`;
+    state.act = plan.act_request || null;
+    actNote.hidden = !state.act;
+    actNote.textContent = state.act ? state.act.notice : "";
     for (const subtask of plan.subtasks) {
       if (!state.subtasks.has(subtask.id)) state.subtasks.set(subtask.id, { subtask, status: statuses[subtask.id] || "pending", steps: 0 });
     }
@@ -259,7 +270,7 @@ export function showRun(page, runId, params) {
         break;
       case "run_finished":
         state.finished = true;
-        clear(status, pill(event.message === "completed" ? "completed" : event.message === "failed" ? "failed" : "stopped"));
+        clear(status, pill(event.message === "completed" ? runStatus("completed") : event.message === "failed" ? "failed" : "stopped"));
         live.showPreview(null);
         live.setTakeover(false);
         takeoverPanel.hidden = true;
