@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import Edge, InstalledApp, PageMode, Plan, Query, SubTask
-from inference.rules.apps import names_for
+from inference.rules.apps import app_named
 
 __all__ = ["MAX_APPS", "MAX_TERMS", "AppFlow", "build_plan"]
 
@@ -107,5 +107,4 @@ def build_plan(
 
 
 def _allowed(app: InstalledApp, allowed: Sequence[str]) -> bool:
-    wanted = {a.strip().lower() for a in allowed}
-    return app.package.lower() in wanted or any(n.lower() in wanted for n in names_for(app))
+    return any(app_named(name, (app,)) is not None for name in allowed)
