@@ -432,6 +432,9 @@ class SubscriptionSettings(_Section):
 
     # Check that a webhook's host answers when subscribing (a refused port is an error then).
     webhook_check: bool = True
+    # Webhooks may go to this machine (loopback) and private networks: a receiver on the LAN.
+    # Link-local and metadata addresses and the stack's own ports stay refused either way.
+    webhook_private: bool = False
 
 
 class ApiSettings(_Section):
@@ -550,7 +553,7 @@ def _shown(loc: tuple[int | str, ...], given: object) -> str:
     if any(str(part) in _SECRET_FIELDS for part in loc):
         return " (the value given is not shown: it is a secret)"
     if isinstance(given, str):
-        given = mask_url(given) if "://" in given else given
+        given = mask_url(given)  # a malformed URL too: "redis:/:password@host" has no "//"
         if len(given) > 80:
             given = given[:77] + "..."
     return f" (got {given!r})"
@@ -627,7 +630,8 @@ def _unreadable_env_lines() -> list[str]:
         try:
             json.loads(value)
         except ValueError:
-            shown = value if len(value) <= 60 else value[:57] + "..."
+            shown = mask_url(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
             lines.append(f"{name}: cannot be read as JSON (got {shown!r}); write a list as "
                          '\'["phone", "email"]\' and a table as \'{"key": "value"}\'')
     return lines

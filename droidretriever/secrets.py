@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import stat
 from enum import StrEnum
 from pathlib import Path
 
 from droidretriever.errors import ConfigError
+from droidretriever.private_files import FILE_MODE, make_private_dir
 
 __all__ = ["SecretFiles", "StackSecret", "generate_secret"]
 
@@ -116,17 +116,12 @@ class SecretFiles:
 
     def _write_temp(self, name: str, value: str) -> Path:
         """``value`` in a new 0600 file beside the secret (a name of its own), fsynced."""
-        self._make_folder()
+        make_private_dir(self.folder)
         temp = self.path(name).with_name(f".{name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(value + "\n")
             out.flush()
             os.fsync(out.fileno())
         return temp
 
-    def _make_folder(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # mkdir's mode is masked by the umask, and an older folder may be wider: set it.
-        if stat.S_IMODE(self.folder.stat().st_mode) != 0o700:
-            self.folder.chmod(0o700)

@@ -11,9 +11,12 @@ characters (``P\\u200bay``, Cyrillic ``Рау``) that hide a word from a word li
   and bidi characters removed (a right-to-left override read both as stored and as drawn),
   combining marks dropped, look-alike letters folded by Unicode's confusables skeleton (TR39),
   case folded;
-- :func:`mask_url`        a URL with its password replaced by ``***``, to show or log it;
+- :func:`mask_url`        a URL with its password replaced by ``***``, to show or log it
+  (a malformed one too);
 - :func:`has_cjk`         whether text holds Chinese, Japanese kana or Korean (no word breaks:
-  matched by substring, not by word).
+  matched by substring, not by word);
+- :func:`has_letters`     whether text holds a letter of any script (a question, not only emoji,
+  symbols, digits or invisible characters).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from droidretriever.errors import UnicodeDataError
 
-__all__ = ["escape_controls", "fold_for_matching", "has_cjk", "mask_url", "strip_controls"]
+__all__ = ["escape_controls", "fold_for_matching", "has_cjk", "has_letters", "mask_url",
+           "strip_controls"]
 
 # Bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and marks.
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -42,6 +46,10 @@ _UNSAFE_KEEP_LINES = re.compile(
     f"[{re.escape(_CONTROL.replace(chr(9), '').replace(chr(10), '') + _BIDI + _INVISIBLE)}]"
 )
 _HIDDEN = re.compile(f"[{re.escape(_BIDI + _INVISIBLE)}]")
+# Terminal escape sequences: CSI (ESC [ or U+009B ... final byte), OSC (ESC ] ... BEL or ST), and
+# two-byte ones (ESC and one character).
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:/*")  # "redis://", "redis:/", "http:"
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 
 # Unicode's confusables data (TR39, "Unicode Security Mechanisms"), as shipped verbatim by the
@@ -169,18 +177,41 @@ def _read_confusables() -> Iterator[tuple[str, str]]:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with the password of its user part replaced by ``***`` (nothing else changes)."""
+    """``url`` with its user part's password (or a lone user part: a token) replaced by ``***``.
+
+    A value that is not a clean URL (a malformed setting shown in an error: no ``//``, a
+    password holding ``/``, ``?`` or ``#``, a broken host) keeps only its scheme and what
+    follows its last ``@``, since anything before that may be a password.
+    """
+    if "@" not in url:
+        return url
     try:
         parts = urlsplit(url)
     except ValueError:
-        return re.sub(r"//[^@/]*@", "//***@", url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+        return _masked_to_last_at(url)
+    if "@" in parts.netloc and "@" not in parts.path + parts.query + parts.fragment:
+        userinfo, _, host = parts.netloc.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"***@{host}"
+        return urlunsplit(parts._replace(netloc=netloc))
+    if parts.scheme and parts.netloc and not set(parts.netloc) & {":", "@"}:
+        return url  # an '@' in the path of a URL with neither a user part nor a port
+    return _masked_to_last_at(url)
+
+
+def _masked_to_last_at(text: str) -> str:
+    scheme = _SCHEME.match(text)
+    prefix = scheme.group(0) if scheme else ""
+    return prefix + "***@" + text[len(prefix):].rpartition("@")[2]
 
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a Chinese character, Japanese kana or Korean Hangul."""
     return _CJK.search(text) is not None
+
+
+def has_letters(text: str) -> bool:
+    """Whether ``text`` holds a letter of any script (Unicode category L: Latin, CJK, Hangul,
+    Arabic, ...); emoji, symbols, digits, punctuation, control or bidi characters and the
+    letters inside terminal escape sequences (``\\x1b[2J``) are none."""
+    return any(unicodedata.category(char).startswith("L") for char in _ESCAPES.sub("", text))

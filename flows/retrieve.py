@@ -24,10 +24,11 @@ from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as current_run
 
 from droidretriever.config import load_settings
-from droidretriever.errors import DroidRetrieverError
+from droidretriever.errors import DroidRetrieverError, InputError
 from droidretriever.models import (
     Edge,
     Heard,
+    InstalledApp,
     Plan,
     Query,
     RunEventKind,
@@ -41,6 +42,7 @@ from droidretriever.models import (
     new_id,
     tally_fallbacks,
 )
+from droidretriever.text import strip_controls
 from flows.app_flow import run_app
 from flows.beacons import Beacon
 from flows.errors import AppNotStartedError, FlowError, NoAppsError, RunFailedError
@@ -49,11 +51,13 @@ from flows.models import AppOutcome, RetrieveRequest, RunOutcome
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
+from inference.rules.apps import app_named, resolve_app
 from tasks.run_steps import plan_query, report_run, transcribe_recording
 
 __all__ = [
     "app_groups",
     "app_start_delays",
+    "check_apps_installed",
     "decompose_task",
     "retrieve",
     "retry_unstarted_app",
@@ -63,6 +67,26 @@ __all__ = [
 
 _JITTER = 0.2  # Prefect's retry jitter factor: each delay is drawn within 20 % either way
 _START_DELAY_CAP_S = 10.0
+
+
+def check_apps_installed(names: Sequence[str], installed: Sequence[InstalledApp], *,
+                         option: str = "apps") -> None:
+    """Raise :class:`InputError` when a name of ``option`` is no app of the farm's phones.
+
+    Called before a run is created, so a typo costs no run. ``installed`` empty (no phone
+    online, so what is installed is not known) checks nothing: the run says so itself.
+    """
+    unknown = [name for name in names if installed and app_named(name, installed) is None]
+    if not unknown:
+        return
+    guesses = [app.label for app in (resolve_app(name, installed) for name in unknown) if app]
+    known = sorted(app.label for app in installed)
+    listed = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+    raise InputError(
+        f"{option} {', '.join(repr(strip_controls(n, keep_newlines=False)) for n in unknown)}: "
+        f"no phone of the farm has {'it' if len(unknown) == 1 else 'them'}",
+        hint=(f"did you mean {', '.join(dict.fromkeys(guesses))}? " if guesses else "")
+        + f"name installed apps (labels or packages): {listed}")
 
 
 def _run_name() -> str:

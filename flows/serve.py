@@ -30,6 +30,7 @@ from types import FrameType
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import ServingStatus
+from droidretriever.private_files import write_private
 from flows.bench.schedules import BenchScheduleStore, bench_deployment_name, to_bench_deployment
 from flows.crashes import sweep_crashed_runs
 from flows.maps import maps_deployment
@@ -74,12 +75,7 @@ def serve_current(settings: Settings) -> None:
 
 def write_status(path: Path, status: ServingStatus) -> None:
     """Write the status file whole (temp file + rename), readable only by us."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(status.model_dump_json())
-    temp.replace(path)
+    write_private(path, status.model_dump_json())
 
 
 def _die_with_parent() -> None:

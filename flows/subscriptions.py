@@ -251,7 +251,7 @@ def check_subscription(subscription_id: str) -> SubscriptionCheck:
                          text)
     notified = False
     if summary is not None and summary.changed:
-        notifier_for(sub.notifier).notify(ChangeNotice(
+        notifier_for(sub.notifier, services.settings).notify(ChangeNotice(
             subscription_id=sub.id, query=sub.query, run_id=outcome.run_id, summary=summary,
             report_key=kept))
         notified = True

@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.config import LLMEndpoint, Settings
+from droidretriever.text import mask_url
 from inference.errors import TranscriberUnavailableError, TranscriptionError
 
 __all__ = [
@@ -83,6 +84,7 @@ class HttpTranscriber:
                      "empty to use the offline pocketsphinx backend")
         self.endpoint = endpoint
         self.url = str(endpoint.base_url).rstrip("/") + "/audio/transcriptions"
+        self.shown_url = mask_url(self.url)  # for messages: a key in the user part is never shown
         self._client = httpx.Client(timeout=endpoint.timeout_s, transport=transport)
 
     @property
@@ -103,23 +105,23 @@ class HttpTranscriber:
                                          files={"file": (filename, audio, "application/octet-stream")})
         except httpx.TimeoutException as exc:
             raise TranscriberUnavailableError(
-                f"{self.url} did not answer within {self.endpoint.timeout_s:g}s",
+                f"{self.shown_url} did not answer within {self.endpoint.timeout_s:g}s",
                 hint="raise llm.transcriber.timeout_s or check the server's load") from exc
         except httpx.TransportError as exc:
-            raise TranscriberUnavailableError(f"cannot reach {self.url}: {exc}",
+            raise TranscriberUnavailableError(f"cannot reach {self.shown_url}: {exc}",
                                          hint="check that the transcription server is running") from exc
         if response.status_code == 429 or response.status_code >= 500:
             raise TranscriberUnavailableError(
-                f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}",
+                f"{self.shown_url} answered HTTP {response.status_code}: {response.text[:200]}",
                 hint="the server is overloaded or failing; retry later or check its logs")
         if response.status_code >= 400:
             raise TranscriptionError(
-                f"{self.url} rejected the audio (HTTP {response.status_code}): {response.text[:200]}",
+                f"{self.shown_url} rejected the audio (HTTP {response.status_code}): {response.text[:200]}",
                 hint="check the model name and that the audio format is one the server accepts")
         try:
             body = _TranscriptionBody.model_validate_json(response.content)
         except ValidationError as exc:
-            raise TranscriptionError(f"{self.url} answered without a 'text' field",
+            raise TranscriptionError(f"{self.shown_url} answered without a 'text' field",
                                      hint="is this an OpenAI-compatible transcription endpoint?") from exc
         return Transcript(text=body.text.strip(), backend=self.name, low_accuracy=False,
                           language=body.language or language,

@@ -28,6 +28,7 @@ from minio import Minio
 from minio.error import InvalidResponseError, S3Error, ServerError
 
 from droidretriever.config import S3Settings
+from droidretriever.text import mask_url
 from storage.errors import (
     ObjectNotFoundError,
     StorageError,
@@ -70,7 +71,7 @@ class S3ObjectStore:
             where = ("run `droidretriever up` (it generates the local store's keys)"
                      if settings.managed else "")
             raise StoreAccessError(
-                f"no S3 credentials for {self.endpoint}",
+                f"no S3 credentials for {mask_url(self.endpoint)}",
                 hint=where or "set DROIDRETRIEVER_S3__ACCESS_KEY and DROIDRETRIEVER_S3__SECRET_KEY",
             )
         timeout = urllib3.Timeout(connect=min(2.0, settings.timeout_s), read=settings.timeout_s)
@@ -236,7 +237,7 @@ class S3ObjectStore:
                     raise ObjectNotFoundError(key) from exc
                 if exc.code in _ACCESS_CODES:
                     raise StoreAccessError(
-                        f"the object store at {self.endpoint} refused {exc.code}: {exc.message}",
+                        f"the object store at {mask_url(self.endpoint)} refused {exc.code}: {exc.message}",
                         hint="check DROIDRETRIEVER_S3__ACCESS_KEY and DROIDRETRIEVER_S3__SECRET_KEY",
                     ) from exc
                 if exc.code not in _TRANSIENT_CODES:
@@ -256,7 +257,7 @@ class S3ObjectStore:
             delay = min(2.0, self._backoff_s * 2 ** min(attempt, 16))
             time.sleep(random.uniform(delay / 2, delay))
         raise StoreUnavailableError(
-            f"the object store at {self.endpoint} is unreachable "
+            f"the object store at {mask_url(self.endpoint)} is unreachable "
             f"({type(last).__name__}: {str(last)[:160]})",
             hint="start it with `droidretriever up`, or check DROIDRETRIEVER_S3__ENDPOINT",
         ) from last

@@ -2,7 +2,7 @@
 
 Each spooled object is ONE file ``<sha256(key)>.entry``: a JSON header line
 (key, content type, size, a token) followed by the raw bytes. It is written to
-a temporary name, fsynced and renamed into place, so a crash leaves either the
+a temporary name (0600, in a 0700 folder), fsynced and renamed into place, so a crash leaves either the
 old entry or the new one, never half of either. The key's hash is the file
 name, so spooling the same key twice keeps only the newest bytes (a retried
 write overwrites, as in the store).
@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import utcnow
+from droidretriever.private_files import FILE_MODE, make_private_dir, write_private
 from storage.errors import SpoolError, StorageError, StoreUnavailableError
 from storage.keys import validate_key
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type
@@ -72,8 +73,9 @@ class Spool:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle = (self.directory / ".lock").open("a")
+            make_private_dir(self.directory)
+            handle = os.fdopen(os.open(self.directory / ".lock", os.O_WRONLY | os.O_CREAT
+                                       | os.O_APPEND, FILE_MODE), "a")
         except OSError as exc:
             raise SpoolError(
                 f"cannot use the spool folder {self.directory}: {exc}",
@@ -97,16 +99,9 @@ class Spool:
         )
         target = self._path(key)
         with self._locked():
-            temp = target.with_name(f".{target.name}.{entry.token}.tmp")
             try:
-                with temp.open("wb") as out:
-                    out.write(entry.model_dump_json().encode() + b"\n")
-                    out.write(data)
-                    out.flush()
-                    os.fsync(out.fileno())
-                temp.replace(target)
+                write_private(target, entry.model_dump_json().encode() + b"\n" + data, sync=True)
             except OSError as exc:
-                temp.unlink(missing_ok=True)
                 raise SpoolError(
                     f"cannot spool {key!r} to {self.directory}: {exc}",
                     hint="free disk space or fix permissions; the write was NOT kept",

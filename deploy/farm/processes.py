@@ -23,6 +23,7 @@ from deploy.errors import ServiceError
 from deploy.local.processes import PidFile, ProcessRecord, is_running, spawn_process
 from deploy.local.processes import stop_process as _stop_one
 from device_farm.errors import FarmSetupError
+from droidretriever.private_files import make_private_dir, write_private
 
 __all__ = [
     "FarmManifest",
@@ -50,10 +51,8 @@ class FarmManifest(BaseModel):
 
 
 def farm_dir(state_dir: Path) -> Path:
-    """``<state_dir>/farm``, created on demand."""
-    path = state_dir / "farm"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """``<state_dir>/farm``, created on demand (0700)."""
+    return make_private_dir(state_dir / "farm")
 
 
 def read_manifest(state_dir: Path) -> FarmManifest | None:
@@ -77,9 +76,7 @@ def write_manifest(state_dir: Path, manifest: FarmManifest | None) -> None:
     if manifest is None:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2))
-    tmp.replace(path)
+    write_private(path, manifest.model_dump_json(indent=2))
 
 
 def start_process(state_dir: Path, name: str, argv: list[str],

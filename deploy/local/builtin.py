@@ -30,6 +30,7 @@ from deploy.errors import ServiceStartError
 from deploy.local.probes import is_http_refused, is_redis_refused, is_tls_refused
 from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
 from droidretriever.models import ServingStatus, utcnow
+from droidretriever.private_files import make_private_dir, write_private
 from droidretriever.secrets import StackSecret
 from storage.errors import StorageError
 from storage.s3 import S3ObjectStore
@@ -56,14 +57,6 @@ def find_binary(name: str, *, install_hint: str) -> str:
     if found is None:
         raise ServiceStartError(f"cannot find the {name!r} program", hint=install_hint)
     return found
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to a 0600 file (a config holding a secret)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
 
 
 def _missing_secret(service: str) -> ServiceStartError:
@@ -106,7 +99,7 @@ class RedisService(ProcessService):
         if not password:
             raise _missing_secret("Redis")
         quoted = unquote(password).replace("\\", "\\\\").replace('"', '\\"')
-        _write_private(self.config_path, f'requirepass "{quoted}"\n')
+        write_private(self.config_path, f'requirepass "{quoted}"\n')
 
     def ports(self) -> tuple[PortClaim, ...]:
         return (
@@ -198,8 +191,8 @@ class SeaweedService(ProcessService):
     def prepare(self) -> None:
         """Write the S3 identity file and SeaweedFS's security settings, readable only by us."""
         super().prepare()
-        (self.data_dir / "data").mkdir(exist_ok=True, mode=0o700)
-        self.log_dir.mkdir(exist_ok=True, mode=0o700)
+        make_private_dir(self.data_dir / "data")
+        make_private_dir(self.log_dir)
         s3 = self.settings.s3
         if s3.access_key is None or s3.secret_key is None:
             raise _missing_secret("the S3 store")
@@ -214,8 +207,8 @@ class SeaweedService(ProcessService):
                 }
             ]
         }
-        _write_private(self.s3_config_path, json.dumps(identities))
-        _write_private(self.security_path, self._security_toml())
+        write_private(self.s3_config_path, json.dumps(identities))
+        write_private(self.security_path, self._security_toml())
 
     def _security_toml(self) -> str:
         """JWT signing for volume and filer, mutual TLS for every HTTP and gRPC port but S3's.
@@ -325,7 +318,11 @@ class SeaweedService(ProcessService):
 
 
 class PrefectService(ProcessService):
-    """``prefect server start`` with SQLite under the state folder; no telemetry."""
+    """Prefect's server with SQLite under the state folder; no telemetry.
+
+    ``prefect server start``'s app, served by :mod:`deploy.local.prefect_server`
+    so that only ``GET /api/health`` and the UI's files answer without the auth string.
+    """
 
     name: ClassVar[str] = "prefect"
     grace_s: ClassVar[float] = 10.0
@@ -347,14 +344,14 @@ class PrefectService(ProcessService):
         )
 
     def command(self) -> ProcessCommand:
-        binary = find_binary("prefect", install_hint="pip install 'prefect<3.9.1'")
         port = str(self.settings.prefect.port)
         database = self.data_dir / "prefect.db"
         auth = self.settings.prefect.auth_string
         if auth is None:
             raise _missing_secret("Prefect")
         return ProcessCommand(
-            argv=(binary, "server", "start", "--host", self.host, "--port", port),
+            # `prefect server start`'s app, with its schema, docs and /api/ready closed too.
+            argv=(sys.executable, "-m", "deploy.local.prefect_server"),
             env={
                 # The server's basic auth, and its own client's (its services call the API).
                 "PREFECT_SERVER_API_AUTH_STRING": auth.get_secret_value(),

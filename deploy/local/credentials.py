@@ -7,7 +7,8 @@
         weed-jwt-* (4)              SeaweedFS: volume and filer refuse unsigned reads and writes
         weed-ca-cert, -cert, -key   SeaweedFS: master, volume and filer (HTTP and gRPC) accept
                                     only clients holding this certificate (mutual TLS)
-    make_state_private(state_dir)   0700 folders, 0600 logs and databases (older stacks were 755/644)
+    make_state_private(state_dir)   0700 folders, 0600 files: logs, databases, pid files, the farm's
+                                    manifest, reports (older stacks were 755/644)
 
 Only services the stack runs itself (loopback URLs) get generated secrets;
 a secret set in the environment or the TOML file wins (see
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 import stat
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from droidretriever.config import Settings, fill_generated_secrets
+from droidretriever.private_files import FILE_MODE, FOLDER_MODE, make_private_dir
 from droidretriever.secrets import SecretFiles, StackSecret, generate_secret
 
 __all__ = ["PREFECT_USER", "ensure_stack_secrets", "make_state_private"]
@@ -38,12 +41,10 @@ _CERT_DAYS = 3650  # the stack's own CA and certificate: replaced by deleting th
 _WEED_JWT = (StackSecret.WEED_JWT_WRITE, StackSecret.WEED_JWT_READ,
              StackSecret.WEED_FILER_JWT_WRITE, StackSecret.WEED_FILER_JWT_READ)
 _WEED_TLS = (StackSecret.WEED_CA_CERT, StackSecret.WEED_CERT, StackSecret.WEED_KEY)
-# Files the services write that may hold what a run saw: never readable by other users.
-_PRIVATE_FILES = ("logs/*.log", "farm/*.log", "prefect/*.db", "prefect/*.db-*", "s3/*.json",
-                  "s3/*.toml", "redis/*.conf", "redis/*.aof", "redis/appendonlydir/*")
-# The folders the stack writes (only these: a state folder may be shared with other things).
-_PRIVATE_FOLDERS = ("run", "logs", "redis", "s3", "prefect", "subscriptions", "farm", "spool",
-                    "secrets", "reports")
+# The folders the stack writes (only these: a state folder may be shared with other things):
+# services' data, logs, pid files, the farm's manifest, reports, spooled objects, benchmarks.
+_PRIVATE_FOLDERS = ("run", "logs", "redis", "s3", "prefect", "subscriptions", "runner", "api",
+                    "farm", "spool", "secrets", "reports", "bench")
 
 
 def ensure_stack_secrets(settings: Settings) -> Settings:
@@ -65,21 +66,27 @@ def ensure_stack_secrets(settings: Settings) -> Settings:
 
 
 def make_state_private(state_dir: Path) -> None:
-    """Narrow the state folder to its owner: 0700 for it, 0600 for logs, databases, configs."""
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    _narrow(state_dir, 0o700)
-    for pattern in _PRIVATE_FILES:
-        for path in state_dir.glob(pattern):
-            if path.is_file():
-                _narrow(path, 0o600)
+    """Narrow the state folder to its owner: 0700 for it and the stack's folders and those in
+    them, no group or other bits on their files (older stacks left 0755 / 0644 behind)."""
+    make_private_dir(state_dir)
     for folder in (state_dir / name for name in _PRIVATE_FOLDERS):
-        if folder.is_dir() and not folder.is_symlink():
-            _narrow(folder, 0o700)
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for root, _, files in os.walk(folder):  # links are not followed
+            _narrow(Path(root), FOLDER_MODE)
+            for name in files:
+                _narrow(Path(root) / name, FILE_MODE | stat.S_IXUSR)
 
 
-def _narrow(path: Path, mode: int) -> None:
-    if stat.S_IMODE(path.stat().st_mode) & ~mode:
-        path.chmod(mode)
+def _narrow(path: Path, allowed: int) -> None:
+    """Drop the mode bits of ``path`` outside ``allowed`` (a socket or a link is left as it is)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:  # a running service replaced it meanwhile
+        return
+    if (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)) \
+            and stat.S_IMODE(info.st_mode) & ~allowed:
+        path.chmod(stat.S_IMODE(info.st_mode) & allowed)
 
 
 def _ensure_weed_tls(files: SecretFiles) -> None:

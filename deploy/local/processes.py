@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from deploy.errors import ServiceError, ServiceStartError
+from droidretriever.private_files import make_private_dir, write_private
 
 __all__ = [
     "PidFile",
@@ -93,8 +94,8 @@ def spawn_process(
     cwd: Path,
 ) -> ProcessRecord:
     """Start ``argv`` detached (own session, umask 077, output to ``log_path``) and describe it."""
-    log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dir(log_path.parent)
+    cwd.mkdir(parents=True, exist_ok=True, mode=0o700)  # may be the caller's own folder: kept
     try:
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.fchmod(fd, 0o600)  # a log from an older stack may be 0644
@@ -160,11 +161,8 @@ class PidFile:
             return None
 
     def write(self, record: ProcessRecord) -> None:
-        """Write atomically (temp + rename), so a reader never sees half a record."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = self.path.with_suffix(".pid.tmp")
-        temp.write_text(record.model_dump_json())
-        temp.replace(self.path)
+        """Write whole (temp + rename), so a reader never sees half a record; 0600."""
+        write_private(self.path, record.model_dump_json())
 
     def remove(self) -> None:
         """Forget the record."""

@@ -28,6 +28,8 @@ from deploy.local.processes import (
 )
 from droidretriever.config import LOOPBACK_HOSTS, Settings
 from droidretriever.models import Frozen
+from droidretriever.private_files import make_private_dir
+from droidretriever.text import mask_url
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -176,7 +178,7 @@ class ProcessService(ABC):
 
     def prepare(self) -> None:
         """Create the data folder (its owner's only); subclasses also write config files (call super)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dir(self.data_dir)
 
     def after_healthy(self) -> None:
         """One-time setup once healthy, e.g. create a bucket (default: nothing)."""
@@ -239,7 +241,7 @@ class ProcessService(ABC):
                 return
             time.sleep(0.25)
         raise ServiceStartError(
-            f"{self.name} at {self.url} was not healthy after {timeout_s:.0f}s ({health.detail})",
+            f"{self.name} at {mask_url(self.url)} was not healthy after {timeout_s:.0f}s ({health.detail})",
             hint=f"see its log: {self.log_path}; raise DROIDRETRIEVER_STACK__START_TIMEOUT_S "
             "on a slow machine",
         )
@@ -268,7 +270,7 @@ class ProcessService(ABC):
             auth = AuthCheck(required=None)
         return ServiceStatus(
             name=self.name,
-            url=self.url,
+            url=mask_url(self.url),
             managed=self.managed,
             pid=record.pid if running and record is not None else None,
             running=running,

@@ -16,6 +16,7 @@ from deploy.local import ensure_api_token
 from device_farm.registry import DeviceRegistry
 from droidretriever.api.live import LiveScreens
 from droidretriever.config import Settings
+from droidretriever.models import InstalledApp
 from droidretriever.redis_client import open_redis
 from flows.pause_queue import PauseQueue
 from flows.pauses import resume_run
@@ -44,6 +45,14 @@ class ApiContext:
     recorder: InterventionRecorder
     live: LiveScreens
     secure_cookies: bool = field(default=False)
+
+    def installed_apps(self) -> tuple[InstalledApp, ...]:
+        """The apps of the farm's online phones; none when Redis does not answer (not known: a
+        run asked now finds out itself)."""
+        try:
+            return self.registry.installed_apps()
+        except redis.RedisError:
+            return ()
 
     def close(self) -> None:
         """Stop the live screens and flush what was published."""

@@ -8,8 +8,10 @@
 
 Errors of the layers below are answered by kind (:func:`status_for`): a steering
 conflict is 409 with its reason, a missing manifest or object 404, a recording
-that cannot be heard 422, a stored app map this release cannot read 500 (its hint says how to
-rebuild it), a device, store, model or service fault 503. Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
+that cannot be heard, an app no phone has (``InputError``) or a webhook this
+machine may not call 422, a stored app map this release cannot read 500 (its
+hint says how to rebuild it), a device, store, model or service fault 503.
+Every body is ``{"error": "<one line>", "hint": "<what to do>"}``;
 no traceback, no secret.
 """
 
@@ -20,10 +22,11 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from device_farm.errors import DeviceBusy, DeviceError
-from droidretriever.errors import ConfigError, DroidRetrieverError
+from droidretriever.errors import ConfigError, DroidRetrieverError, InputError
 from flows.errors import (
     FlowError,
     NoAppsError,
+    NotifierError,
     RunNotPausedError,
     SteeringConflict,
     SubscriptionError,
@@ -72,8 +75,11 @@ def status_for(exc: DroidRetrieverError) -> int:
         return 500  # not a passing fault: the map has to be rebuilt (the error's hint says how)
     if isinstance(exc, TranscriberUnavailableError):
         return 503
-    if isinstance(exc, NoAppsError | SubscriptionError | ConfigError | TranscriptionError):
-        return 422  # the request's content cannot be used: a recording that is not one
+    if isinstance(exc, NoAppsError | SubscriptionError | ConfigError | TranscriptionError
+                  | InputError | NotifierError):
+        # The request's content cannot be used: a recording that is not one, no such app, a
+        # webhook this machine may not call.
+        return 422
     if isinstance(exc, DeviceError | StorageError | FlowError | InferenceError):
         return 503
     return 500

@@ -39,6 +39,7 @@ from droidretriever.models import (
 from flows.errors import FlowError
 from flows.history import list_runs
 from flows.models import RetrieveRequest
+from flows.retrieve import check_apps_installed
 from flows.runner import start_run
 from storage import ManifestError, ObjectNotFoundError, RunKeys
 from tasks.run_steps import transcribe_recording
@@ -83,6 +84,7 @@ def _start(context: ApiContext, request: RetrieveRequest, question: Question) ->
              summary="Ask a question (text, or a recording heard by POST /transcripts)")
 def create_run(body: RunCreate, context: ApiContext = Depends(get_context),
                who: Caller = Depends(caller)) -> RunStarted:
+    check_apps_installed(body.apps, context.installed_apps())
     run_id = new_id("run")
     audio_key: str | None = None
     heard: Heard | None = None
@@ -108,10 +110,11 @@ async def create_spoken_run(
     context: ApiContext = Depends(get_context),
     who: Caller = Depends(caller),
 ) -> RunStarted:
+    chosen = tuple(a.strip() for a in apps.split(",") if a.strip())
+    check_apps_installed(chosen, context.installed_apps())
     audio = await read_audio(request, context.settings.api.max_audio_bytes)
     run_id = new_id("run")
     audio_key = RunKeys(run_id).key("query.wav")
-    chosen = tuple(a.strip() for a in apps.split(",") if a.strip())
     context.store.put_bytes(audio_key, audio, "audio/wav")
     retrieve = RetrieveRequest(audio_key=audio_key, apps=chosen, mode=mode, browsing_limit=limit,
                                run_id=run_id)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, HttpUrl
+from pydantic import AfterValidator, Field, HttpUrl
 
 from device_farm.models import DeviceState
 from droidretriever.models import Frozen, Heard, PageMode, RunManifest, RunStatus
+from droidretriever.text import has_letters
 from flows.pause_queue import PauseEntry
 from flows.steering import SteeringState
 
@@ -52,10 +53,21 @@ MAP_SCREEN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,119}$"
 MAP_VERSION = r"^[^/\x00-\x1f]{0,100}$"
 
 
+def _worded(text: str) -> str:
+    if not has_letters(text):
+        raise ValueError("the question has no words, only symbols, emoji or invisible "
+                         "characters: ask it in words")
+    return text
+
+
+# What a person asks: a run would find no app and no search term in a question without a word.
+QuestionText = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_worded)]
+
+
 class RunCreate(Frozen):
     """A question, with ``droidretriever ask``'s options."""
 
-    text: str = Field(min_length=1, max_length=2000)
+    text: QuestionText
     apps: tuple[str, ...] = Field(default=(), max_length=20)
     mode: PageMode | None = None
     limit: int = Field(default=3, ge=1, le=20)
@@ -158,7 +170,7 @@ class MapSummary(Frozen):
 
 
 class SubscriptionCreate(Frozen):
-    text: str = Field(min_length=1, max_length=2000)
+    text: QuestionText
     cron: str | None = Field(default=None, max_length=100)
     every_s: int | None = Field(default=None, ge=10, le=366 * 86400)
     apps: tuple[str, ...] = Field(default=(), max_length=20)

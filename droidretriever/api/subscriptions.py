@@ -14,6 +14,7 @@ from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import NotFound
 from droidretriever.api.schemas import SUBSCRIPTION_ID, SubscriptionCreate, SubscriptionView
 from flows.notifiers import NotifierSpec
+from flows.retrieve import check_apps_installed
 from flows.subscriptions import (
     Subscription,
     SubscriptionStore,
@@ -22,6 +23,7 @@ from flows.subscriptions import (
     read_schedule_state,
     remove_subscription,
 )
+from flows.webhook_targets import check_webhook_target
 
 __all__ = ["router"]
 
@@ -64,6 +66,9 @@ def list_subscriptions(context: ApiContext = Depends(get_context),
              summary="Ask a question on a schedule (cron, or every so many seconds)")
 def create(body: SubscriptionCreate, context: ApiContext = Depends(get_context),
            who: Caller = Depends(caller)) -> SubscriptionView:
+    check_apps_installed(body.apps, context.installed_apps())
+    if body.webhook is not None:
+        check_webhook_target(str(body.webhook), context.settings)
     notifier = NotifierSpec(kind="webhook", url=body.webhook) if body.webhook else NotifierSpec()
     cron = None if body.every_s is not None else (body.cron or "0 8 * * *")
     sub = Subscription.create(body.text, cron, interval_s=body.every_s, apps=body.apps,

@@ -39,8 +39,8 @@ from droidretriever.cli.inputs import (
 )
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError, InputError, ServiceError
-from droidretriever.models import Heard, RunEvent, RunEventKind, new_id
-from droidretriever.text import strip_controls
+from droidretriever.models import Heard, InstalledApp, RunEvent, RunEventKind, new_id
+from droidretriever.text import mask_url, strip_controls
 
 if TYPE_CHECKING:
     from flows.models import RetrieveRequest, RunOutcome
@@ -92,7 +92,7 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
         # The API is this CLI's boundary with Prefect: its faults are one line, not a traceback.
         unauthorized = "401" in str(exc)
         raise ServiceError(
-            f"the Prefect API at {settings.prefect.api_url} "
+            f"the Prefect API at {mask_url(str(settings.prefect.api_url))} "
             + ("refused our credentials" if unauthorized else f"failed ({type(exc).__name__})"),
             hint="set DROIDRETRIEVER_PREFECT__AUTH_STRING to the server's USER:PASSWORD"
             if unauthorized else "start it with `droidretriever up`, then try again",
@@ -130,17 +130,19 @@ def _ensure_stack(settings: Settings) -> Settings:
     return settings
 
 
-def _ensure_farm(settings: Settings) -> None:
+def _ensure_farm(settings: Settings) -> tuple[InstalledApp, ...]:
+    """The apps on the farm's phones, once some are online (virtual ones started if none are)."""
     from deploy.farm import bring_up_sim, wait_for_workers
     from device_farm.registry import DeviceRegistry
 
     registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
     if any(s.heartbeat_alive for s in registry.statuses()):
-        return
+        return registry.installed_apps()
     with console.status(f"starting {settings.sim.phones} virtual phones "
                         "(`droidretriever farm up --sim`)..."):
         manifest = bring_up_sim(settings, settings.sim.phones)
         wait_for_workers(registry, manifest.serials, timeout_s=120)
+    return registry.installed_apps()
 
 
 @dataclass
@@ -231,11 +233,11 @@ def _follow_events(settings: Settings, progress: _Progress, live: Live,
 
 
 def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
+    from droidretriever.private_files import write_private
     from storage import open_object_store
 
     path = settings.state_dir / "reports" / run_id / "report.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(open_object_store(settings).get_bytes(html_key))
+    write_private(path, open_object_store(settings).get_bytes(html_key))
     return path
 
 
@@ -330,8 +332,11 @@ def ask(
     _check_models(settings, spoken=audio is not None)
     recording = check_audio(audio, settings) if audio is not None else None
     settings = _ensure_stack(settings)
-    _ensure_farm(settings)
     from droidretriever.cli.api import dashboard_link
+    from flows.retrieve import check_apps_installed
+
+    # Only the farm knows its apps: checked once it is up, before the run is created.
+    check_apps_installed(request.apps, _ensure_farm(settings), option="--apps")
 
     try:
         if recording is not None and audio_key is not None:

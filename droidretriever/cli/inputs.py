@@ -10,7 +10,9 @@ control characters, and never a secret.
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import wave
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,7 +23,7 @@ from pydantic import ValidationError
 from droidretriever.config import Settings
 from droidretriever.errors import DroidRetrieverError, InputError
 from droidretriever.models import PageMode
-from droidretriever.text import mask_url, strip_controls
+from droidretriever.text import has_letters, mask_url, strip_controls
 
 __all__ = [
     "APPS_MAX",
@@ -43,6 +45,7 @@ QUESTION_MAX_CHARS = 2000  # the models' limit (Query.text); said in the message
 APPS_MAX = 20
 AUDIO_MAX_BYTES = 25 * 1024 * 1024  # what OpenAI-compatible transcription servers take
 _APP_MAX_CHARS = 100
+_MB = 1024 * 1024
 # First bytes of the audio containers a transcription server reads; pocketsphinx reads WAV only.
 _AUDIO_MAGIC: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
     ("wav", lambda b: b[:4] == b"RIFF" and b[8:12] == b"WAVE"),
@@ -56,17 +59,20 @@ _AUDIO_MAGIC: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
 
 def shown(value: str, limit: int = 40) -> str:
     """A value for an error line: one line, no control characters, URL passwords masked, clipped."""
-    text = strip_controls(mask_url(value) if "://" in value else value, keep_newlines=False)
+    text = strip_controls(mask_url(value), keep_newlines=False)
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def check_question(text: str, *, required: bool = True) -> str:
-    """The question, or InputError: empty (when required) or longer than the limit."""
+    """The question, or InputError: empty (when required), without a word, or too long."""
     if len(text) > QUESTION_MAX_CHARS:
         raise InputError(f"the question is {len(text):,} characters long; the limit is "
                          f"{QUESTION_MAX_CHARS:,}: ask a shorter question")
     if required and not strip_controls(text).strip():
         raise InputError("the question is empty: type what you want to find out, in quotes")
+    if text.strip() and not has_letters(text):
+        raise InputError(f"the question {shown(text)} has no words, only symbols, emoji or "
+                         "invisible characters: type what you want to find out, in words")
     return text
 
 
@@ -103,15 +109,9 @@ def check_id(text: str, kind: str, pattern: str) -> str:
 
 
 def check_audio(path: Path, settings: Settings) -> bytes:
-    """The recording's bytes, or InputError: empty, too large, or not audio the transcriber reads."""
-    try:
-        size = path.stat().st_size
-        if size > AUDIO_MAX_BYTES:
-            raise InputError(f"--audio {path} is {size / 1e6:.1f} MB; the limit is "
-                             f"{AUDIO_MAX_BYTES / 1e6:.0f} MB: record a shorter question")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"--audio {path} cannot be read ({exc.strerror}): check the path") from exc
+    """The recording's bytes, or InputError: not a file, empty, too large, or not audio the
+    transcriber reads."""
+    data = _read_recording(path)
     if not data:
         raise InputError(f"--audio {path} is empty (0 bytes): record the question again")
     kind = next((name for name, matches in _AUDIO_MAGIC if matches(data[:16])), None)
@@ -128,6 +128,41 @@ def check_audio(path: Path, settings: Settings) -> bytes:
     return data
 
 
+def _read_recording(path: Path) -> bytes:
+    """At most :data:`AUDIO_MAX_BYTES` of the regular file at ``path``, or InputError.
+
+    A device or a pipe reports size 0 and may never end (``/dev/zero``), and opening a
+    pipe waits for a writer: the file is opened without waiting, refused unless it is a
+    regular file, and read with a cap whatever its size says (it may grow meanwhile).
+    """
+    limit = f"the limit is {AUDIO_MAX_BYTES / _MB:.0f} MB: record a shorter question"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(f"--audio {path} cannot be read ({exc.strerror}): check the path") from exc
+    with os.fdopen(fd, "rb") as recording:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"--audio {path} is not a regular file (a {_kind_of(info.st_mode)}): "
+                             "give the recording's file, e.g. question.wav")
+        if info.st_size > AUDIO_MAX_BYTES:
+            raise InputError(f"--audio {path} is {info.st_size / _MB:.1f} MB; {limit}")
+        try:
+            data = recording.read(AUDIO_MAX_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"--audio {path} cannot be read ({exc.strerror}): "
+                             "check the path") from exc
+    if len(data) > AUDIO_MAX_BYTES:
+        raise InputError(f"--audio {path} grew past the limit while it was read; {limit}")
+    return data
+
+
+def _kind_of(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "pipe"), (stat.S_ISCHR, "character device"),
+             (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
+    return next((name for test, name in kinds if test(mode)), "special file")
+
+
 def _wav_frames(data: bytes) -> int | None:
     """Frames in a WAV recording; None when Python's reader does not know its format."""
     try:
@@ -138,13 +173,12 @@ def _wav_frames(data: bytes) -> int | None:
 
 
 def check_webhook(url: str, settings: Settings) -> str:
-    """``--webhook``: http(s), not link-local nor a port of the stack; reachable when checked."""
-    from flows.notifiers import check_webhook_target
+    """``--webhook``: an address this machine may POST to (flows.webhook_targets); reachable
+    when ``subscriptions.webhook_check``."""
+    from flows.webhook_targets import check_webhook_target
 
-    own = {settings.redis.port, settings.s3.endpoint.port or 80, settings.prefect.port,
-           *range(settings.stack.weed_base_port, settings.stack.weed_base_port + 7)}
     try:
-        check_webhook_target(url, own_ports=own, reachable=settings.subscriptions.webhook_check)
+        check_webhook_target(url, settings, reachable=settings.subscriptions.webhook_check)
     except DroidRetrieverError as exc:
         raise InputError(f"--webhook: {strip_controls(str(exc), keep_newlines=False)}",
                          hint=exc.hint) from exc

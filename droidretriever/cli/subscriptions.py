@@ -27,8 +27,9 @@ from droidretriever.cli.inputs import (
     shown,
     validated,
 )
-from droidretriever.config import load_settings
+from droidretriever.config import Settings, load_settings
 from droidretriever.errors import InputError
+from droidretriever.models import InstalledApp
 from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
@@ -69,6 +70,19 @@ def _parse_every(text: str) -> int:
     return seconds
 
 
+def _installed_apps(settings: Settings) -> tuple[InstalledApp, ...]:
+    """The apps of the farm's online phones; none when the farm's registry cannot be read now
+    (the subscription's runs find out then)."""
+    import redis
+
+    from device_farm.registry import DeviceRegistry
+
+    try:
+        return DeviceRegistry.from_settings(settings, retry_window_s=0).installed_apps()
+    except redis.RedisError:
+        return ()
+
+
 def _safe(text: str) -> str:
     """Stored text (a question, a fact) for the terminal: no control characters, no markup."""
     from rich.markup import escape
@@ -90,6 +104,7 @@ def subscribe(
     """Ask QUESTION on a schedule; changes since the last run are notified."""
     from deploy.local import SubscriptionsService
     from flows.notifiers import NotifierSpec
+    from flows.retrieve import check_apps_installed
     from flows.subscriptions import Subscription, create_subscription
 
     # Everything typed is checked before a schedule or a record is written.
@@ -110,6 +125,7 @@ def subscribe(
     settings = load_settings()
     if webhook:
         check_webhook(webhook, settings)
+    check_apps_installed(sub.apps, _installed_apps(settings), option="--apps")
     with _local_prefect(settings):
         deployment_id = create_subscription(_store(), sub)
     console.print(

@@ -12,10 +12,12 @@ stated), per-task wall time, and tokens per role when a model was configured.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 from droidretriever.config import Settings
 from droidretriever.errors import DroidRetrieverError
+from droidretriever.private_files import write_private
 from flows.bench.models import BenchResults, BenchSummary, BenchTaskResult
 from flows.errors import FlowError
 from storage import ObjectStore
@@ -42,7 +44,10 @@ def write_results(results: BenchResults, store: ObjectStore, out_dir: str | None
     """Store the run's files under ``bench/<id>/`` and in ``out_dir`` (default
     ``<state>/bench/<id>/``); the local folder."""
     folder = Path(out_dir) if out_dir else settings.state_dir / "bench" / results.bench_run_id
-    folder.mkdir(parents=True, exist_ok=True)
+    # Under the state folder, the owner's alone; a folder a person named is theirs to set.
+    write: Callable[[Path, bytes], object] = write_private if not out_dir else Path.write_bytes
+    if out_dir:
+        folder.mkdir(parents=True, exist_ok=True)
     files: dict[str, tuple[bytes, str]] = {
         "results.json": (results.model_dump_json(indent=1).encode(), "application/json"),
         "results.md": (render_markdown(results).encode(), "text/markdown; charset=utf-8"),
@@ -50,7 +55,7 @@ def write_results(results: BenchResults, store: ObjectStore, out_dir: str | None
     for name, png in _plots(results).items():
         files[name] = (png, "image/png")
     for name, (data, kind) in files.items():
-        (folder / name).write_bytes(data)
+        write(folder / name, data)
         store.put_bytes(bench_key(results.bench_run_id, name), data, content_type=kind)
     return folder
 

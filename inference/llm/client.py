@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from droidretriever.config import LLMEndpoint, Settings
 from droidretriever.errors import ConfigError
 from droidretriever.models import CallOutcome, ModelCall, TokenUsage
+from droidretriever.text import mask_url
 from inference.errors import (
     LLMCutOffError,
     LLMError,
@@ -249,7 +250,7 @@ class _Call:
     @property
     def where(self) -> str:
         c = self.client
-        return f"the {c.role} model {c.model} at {c.endpoint.base_url}"
+        return f"the {c.role} model {c.model} at {mask_url(str(c.endpoint.base_url))}"
 
     def complete(self, payload: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
         """The answer's content; a cut-off answer is asked again once with twice the limit."""

@@ -29,6 +29,7 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.config import LLMEndpoint, Settings
+from droidretriever.text import mask_url
 from inference.asr import HttpTranscriber
 from inference.errors import (
     LLMError,
@@ -86,7 +87,7 @@ def probe_role(role: str, endpoint: LLMEndpoint, *, transport: httpx.BaseTranspo
                            detail="no model configured: the rules decide" if role != "transcriber"
                            else "no server configured: offline pocketsphinx (English, low accuracy)")
     base = str(endpoint.base_url).rstrip("/")
-    found = ProbeResult(role=role, status=ProbeStatus.OK, base_url=base, model=endpoint.model)
+    found = ProbeResult(role=role, status=ProbeStatus.OK, base_url=mask_url(base), model=endpoint.model)
     env = f"DROIDRETRIEVER_LLM__{role.upper()}__"
     served = _served_models(found, endpoint, env, transport)
     if isinstance(served, ProbeResult):
@@ -123,13 +124,14 @@ def check_roles(settings: Settings, roles: Iterable[str] = ALL_ROLES) -> tuple[P
 def _served_models(found: ProbeResult, endpoint: LLMEndpoint, env: str,
                    transport: httpx.BaseTransport | None) -> tuple[str, ...] | ProbeResult:
     headers = {"Authorization": f"Bearer {endpoint.api_key.get_secret_value()}"}
-    url = f"{found.base_url}/models"
+    url = str(endpoint.base_url).rstrip("/") + "/models"
+    shown = mask_url(url)  # a key in the URL's user part is never shown
     try:
         with httpx.Client(timeout=min(endpoint.timeout_s, _PROBE_S), transport=transport) as client:
             response = client.get(url, headers=headers)
     except httpx.HTTPError as exc:
         return found.model_copy(update={
-            "status": ProbeStatus.UNREACHABLE, "detail": f"no answer from {url} ({type(exc).__name__})",
+            "status": ProbeStatus.UNREACHABLE, "detail": f"no answer from {shown} ({type(exc).__name__})",
             "fix": f"start the model server (docs/models.md) or fix {env}BASE_URL"})
     if response.status_code in (401, 403):
         return found.model_copy(update={
@@ -137,18 +139,18 @@ def _served_models(found: ProbeResult, endpoint: LLMEndpoint, env: str,
             "fix": f"set {env}API_KEY to the key the server was started with (vLLM: --api-key)"})
     if response.status_code == 404:
         return found.model_copy(update={
-            "status": ProbeStatus.REFUSED, "detail": f"{url} does not exist (HTTP 404)",
+            "status": ProbeStatus.REFUSED, "detail": f"{shown} does not exist (HTTP 404)",
             "fix": f"{env}BASE_URL must end in /v1 (vLLM: http://host:8000/v1)"})
     if response.status_code >= 400:
         status = ProbeStatus.UNREACHABLE if response.status_code >= 500 else ProbeStatus.REFUSED
         return found.model_copy(update={
-            "status": status, "detail": f"{url} answered HTTP {response.status_code}",
+            "status": status, "detail": f"{shown} answered HTTP {response.status_code}",
             "fix": "check the server's log"})
     try:
         served = tuple(str(m["id"]) for m in response.json()["data"])
     except (ValueError, KeyError, TypeError):
         return found.model_copy(update={
-            "status": ProbeStatus.REFUSED, "detail": f"{url} is not an OpenAI-compatible model list",
+            "status": ProbeStatus.REFUSED, "detail": f"{shown} is not an OpenAI-compatible model list",
             "fix": f"point {env}BASE_URL at an OpenAI-compatible server (vLLM: http://host:8000/v1)"})
     if endpoint.model not in served:
         names = ", ".join(served) or "nothing"

@@ -3,7 +3,8 @@
 ``find_mentioned_apps`` finds the installed apps a question names (fuzzy, with
 rapidfuzz, so "McDonald" finds "McDonald's" and "xiaohongshu" finds Rednote);
 ``resolve_app`` maps a name a model wrote back to one installed app. Both are
-shared by the rule-based and the model decomposer.
+shared by the rule-based and the model decomposer. ``app_named`` is how a
+person's ``--apps`` is read: exactly, a package, a label or an alias, any case.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from inference.vocabulary import VOCABULARY_DIR, read_vocabulary_data
 
 __all__ = [
     "ALIASES_FILE",
+    "app_named",
     "find_mentioned_apps",
     "load_app_aliases",
     "names_for",
@@ -70,6 +72,14 @@ def find_mentioned_apps(text: str, installed: Sequence[InstalledApp]) -> tuple[I
             found.append((min(positions), app))
     found.sort(key=lambda pair: pair[0])
     return tuple(dict.fromkeys(app for _, app in found))
+
+
+def app_named(name: str, installed: Sequence[InstalledApp]) -> InstalledApp | None:
+    """The installed app ``name`` names exactly (its package, label or an alias, any case), or
+    None: how ``--apps`` is read (a plan keeps only the apps named so)."""
+    wanted = name.strip().lower()
+    return next((app for app in installed if app.package.lower() == wanted
+                 or any(n.lower() == wanted for n in names_for(app))), None)
 
 
 def resolve_app(name: str, installed: Sequence[InstalledApp]) -> InstalledApp | None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import ActRequest, Edge, InstalledApp, PageMode, Plan, Query, SubTask
 from inference.rules.acts import find_act_request
-from inference.rules.apps import names_for
+from inference.rules.apps import app_named
 
 __all__ = ["MAX_APPS", "MAX_TERMS", "AppFlow", "build_plan"]
 
@@ -123,5 +123,4 @@ def _goal(app: InstalledApp, term: str | None, query: Query, act: ActRequest | N
 
 
 def _allowed(app: InstalledApp, allowed: Sequence[str]) -> bool:
-    wanted = {a.strip().lower() for a in allowed}
-    return app.package.lower() in wanted or any(n.lower() in wanted for n in names_for(app))
+    return any(app_named(name, (app,)) is not None for name in allowed)

@@ -8,7 +8,10 @@ existing afterwards.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import wave
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -59,6 +62,17 @@ def test_a_question_over_the_limit_names_the_limit(capsys: pytest.CaptureFixture
     _refused(capsys, state, "subscribe", "y" * 2001, "--every", "1h")
 
 
+@pytest.mark.parametrize("question", [
+    "😀🔥💯", "🇨🇳🍔", "\u202e😀\u2066", "\ufe0f\ufe0f", "\U000e0041\U000e0042", "??? !!!",
+    "\u200f\x07?\u200e", "\x1b[2J\x1b]0;title\x07", "42",
+])
+def test_a_question_without_a_word_is_refused_before_a_run_starts(
+        capsys: pytest.CaptureFixture[str], state: Path, question: str) -> None:
+    line = _refused(capsys, state, "ask", question)
+    assert "has no words" in line and "type what you want to find out, in words" in line
+    assert "has no words" in _refused(capsys, state, "subscribe", question, "--every", "1h")
+
+
 def test_a_cron_expression_out_of_range(capsys: pytest.CaptureFixture[str], state: Path) -> None:
     line = _refused(capsys, state, "subscribe", "Big Mac price on Ele.me", "--cron", "61 25 * * *")
     assert "--cron" in line and "'61 25 * * *' is not a cron expression" in line
@@ -71,13 +85,24 @@ def test_a_webhook_must_be_http_or_https(capsys: pytest.CaptureFixture[str], sta
 
 
 def test_a_webhook_to_a_refusing_port_or_a_link_local_address(
-        capsys: pytest.CaptureFixture[str], state: Path) -> None:
-    refused = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
-                       f"http://127.0.0.1:{free_port()}/hook")
-    assert "nothing answers" in refused and "WEBHOOK_CHECK" in refused
+        capsys: pytest.CaptureFixture[str], state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     metadata = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
                         "http://169.254.169.254/latest/meta-data")
     assert "link-local" in metadata
+    for wrapped in ("[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]", "[::169.254.169.254]"):
+        line = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
+                        f"http://{wrapped}/latest/meta-data")
+        assert "(169.254.169.254), a link-local or cloud metadata address" in line, line
+    loopback = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
+                        "http://127.0.0.1:9/hook")
+    assert "this machine (loopback)" in loopback and "WEBHOOK_PRIVATE=true" in loopback
+    monkeypatch.setenv("DROIDRETRIEVER_SUBSCRIPTIONS__WEBHOOK_PRIVATE", "true")
+    refused = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
+                       f"http://127.0.0.1:{free_port()}/hook")
+    assert "nothing answers" in refused and "WEBHOOK_CHECK" in refused
+    own = _refused(capsys, state, "subscribe", "Big Mac price", "--webhook",
+                   "http://[::ffff:127.0.0.1]:18333/")  # a SeaweedFS port of the stack
+    assert "a port of the stack's own services" in own
 
 
 def test_a_malformed_json_env_var_is_named_not_blamed_on_a_file(
@@ -107,6 +132,38 @@ def test_an_invalid_redis_url_never_prints_its_password(
     assert "hunter2" not in _refused(capsys, state, "status")
 
 
+@pytest.mark.parametrize("url", [
+    "redis:/:hunter2-secret@127.0.0.1:6390/0", "redis:///:hunter2-secret@127.0.0.1:6390/0",
+    ":hunter2-secret@127.0.0.1:6390", "redis://:hunter2/secret@127.0.0.1:6390/0",
+    "redis://:hunter2?secret@127.0.0.1:6390/0", "redis://:hunter2#secret@127.0.0.1:6390/0",
+    "redis://user:hunter2-secret@[::1/0", "redis\\://:hunter2-secret@h/0",
+])
+def test_a_malformed_redis_url_never_prints_its_password(
+        capsys: pytest.CaptureFixture[str], state: Path, monkeypatch: pytest.MonkeyPatch,
+        url: str) -> None:
+    monkeypatch.setenv("DROIDRETRIEVER_REDIS__URL", url)
+    line = _refused(capsys, state, "status")
+    assert "DROIDRETRIEVER_REDIS__URL" in line and "***@" in line
+    assert "hunter2" not in line and "secret" not in line
+
+
+def test_status_and_doctor_never_show_a_password_in_a_service_or_model_url(
+        capsys: pytest.CaptureFixture[str], state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, url in {
+        "S3__ENDPOINT": f"http://user:hunter2@127.0.0.1:{free_port()}",
+        "PREFECT__API_URL": f"http://user:hunter2@127.0.0.1:{free_port()}/api",
+        "LLM__NAVIGATOR__BASE_URL": f"http://user:hunter2@127.0.0.1:{free_port()}/v1",
+    }.items():
+        monkeypatch.setenv(f"DROIDRETRIEVER_{name}", url)
+    monkeypatch.setenv("DROIDRETRIEVER_LLM__NAVIGATOR__MODEL", "qwen2.5-vl-7b")
+    for command in ("status", "doctor"):
+        with contextlib.suppress(SystemExit):  # status exits 3: nothing is up
+            run([command])
+        out = capsys.readouterr()
+        assert "user:***@127.0.0.1" in out.out, out.out
+        assert "hunter2" not in out.out + out.err, command
+
+
 def test_a_recording_that_is_empty_or_no_audio_leaves_nothing_behind(
         capsys: pytest.CaptureFixture[str], state: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty.wav"
@@ -122,6 +179,27 @@ def test_a_recording_that_is_empty_or_no_audio_leaves_nothing_behind(
         out.setframerate(16_000)
     assert "holds no sound" in _refused(capsys, state, "ask", "--audio", str(silent))
     assert "does not exist" in _refused(capsys, state, "ask", "--audio", str(tmp_path / "nope.wav"))
+
+
+def test_a_recording_that_is_a_device_or_a_pipe_is_refused_unread(
+        capsys: pytest.CaptureFixture[str], state: Path, tmp_path: Path) -> None:
+    # Both report size 0: /dev/zero never ends, and opening a pipe waits for its writer.
+    line = _refused(capsys, state, "ask", "--audio", "/dev/zero")
+    assert "/dev/zero is not a regular file (a character device)" in line
+    fifo = tmp_path / "question.wav"
+    os.mkfifo(fifo)
+    refused = ThreadPoolExecutor(1).submit(_refused, capsys, state, "ask", "--audio", str(fifo))
+    assert "is not a regular file (a pipe)" in refused.result(timeout=30)
+
+
+def test_a_recording_over_the_limit_names_the_limit(
+        capsys: pytest.CaptureFixture[str], state: Path, tmp_path: Path) -> None:
+    big = tmp_path / "long.wav"
+    with big.open("wb") as out:  # sparse: 30 MB that take no room
+        out.write(b"RIFF")
+        out.truncate(30_000_000)
+    line = _refused(capsys, state, "ask", "--audio", str(big))
+    assert "is 28.6 MB; the limit is 25 MB: record a shorter question" in line
 
 
 def test_control_characters_in_a_refused_value_never_reach_the_terminal(

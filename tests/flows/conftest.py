@@ -51,6 +51,8 @@ def _env(redis_url: str, s3: S3Settings, state_dir: Path, prefect_auth: str) -> 
         "DROIDRETRIEVER_PREFECT__AUTH_STRING": prefect_auth,
         "PREFECT_API_AUTH_STRING": prefect_auth,  # for processes that talk to Prefect directly
         "DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S": "60",
+        # The tests' webhook receiver (tests/support/webhook.py) listens on loopback.
+        "DROIDRETRIEVER_SUBSCRIPTIONS__WEBHOOK_PRIVATE": "true",
     }
 
 

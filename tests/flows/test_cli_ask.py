@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import subprocess
 import sys
@@ -38,6 +39,9 @@ def test_ask_prints_the_report_with_every_row_of_the_answer_page(flow_farm: Flow
     report = next(line.removeprefix("report: ") for line in out.splitlines()
                   if line.startswith("report: "))
     assert Path(report).read_text(encoding="utf-8").lower().startswith("<!doctype html>")
+    # The report is what a run saw: the owner's alone, like everything under the state folder.
+    assert stat.S_IMODE(Path(report).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(report).parent.stat().st_mode) == 0o700
     assert "Prefect run: http" in out
     assert "Traceback" not in out + done.stderr
 
@@ -50,6 +54,18 @@ def test_a_question_no_app_fits_is_one_line_and_its_fix(flow_farm: FlowFarm) -> 
     assert lines[1].startswith("fix: name the app in the question")
     assert "Traceback" not in done.stdout + done.stderr
     assert "NoAppsError" not in done.stdout  # not repeated in the live view
+
+
+def test_an_app_no_phone_has_is_refused_before_a_run_is_created(flow_farm: FlowFarm) -> None:
+    store = open_object_store(flow_farm.settings)
+    runs_before = store.list_objects("runs/")
+    done = _ask(flow_farm, "Which permissions does Meituan have?", "--apps", "Meituan,NoSuchApp")
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: --apps 'NoSuchApp': no phone of the farm has it; name "
+                               "installed apps (labels or packages): "), lines[0]
+    assert store.list_objects("runs/") == runs_before  # no manifest, no run
 
 
 def test_control_characters_in_a_question_never_reach_the_terminal_and_are_escaped_in_reports(

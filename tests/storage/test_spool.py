@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -112,3 +114,16 @@ def test_spool_entry_replaced_during_upload_is_kept(tmp_path: Path) -> None:
     found = spool.read("runs/r/x.json")
     assert found is not None and found[1] == b"v2"
     assert not list(tmp_path.glob("*.tmp"))  # no half-written leftovers
+
+
+def test_spooled_objects_are_the_owners_alone(tmp_path: Path) -> None:
+    previous = os.umask(0o022)  # a person's usual umask
+    try:
+        spool = Spool(tmp_path / "state" / "spool")
+        spool.write("runs/r/screen.png", b"what a run saw")
+    finally:
+        os.umask(previous)
+    files = list((tmp_path / "state" / "spool").iterdir())
+    assert files and {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
+    assert stat.S_IMODE((tmp_path / "state" / "spool").stat().st_mode) == 0o700
+    assert spool.read("runs/r/screen.png") is not None

@@ -170,6 +170,9 @@ def test_the_state_folder_secrets_logs_and_database_are_the_owners_alone(stack: 
     assert logs and {mode(p) for p in logs} == {0o600}
     assert mode(stack.state / "prefect" / "prefect.db") == 0o600
     assert mode(stack.state / "redis" / "redis.conf") == 0o600
+    pid_files = list((stack.state / "run").glob("*.pid"))
+    assert pid_files and {mode(p) for p in pid_files} == {0o600}
+    assert mode(stack.state / "run") == 0o700
     leaked = [p for p in logs if any(
         value and value in p.read_text(errors="replace")
         for value in (stack.settings.secrets.read(name) for name in StackSecret)
