@@ -9,8 +9,10 @@ looks at every ``retrieve`` flow run Prefect has as Running or Paused and, when
 its beacon has gone out, calls :func:`mark_run_crashed`:
 
     Prefect    every unfinished flow run tagged ``run:<run_id>``  -> Crashed (the reason)
-    manifest   status ``crashed``, the reason, sub-tasks left running -> ``failed``
+    manifest   sealed (the dead process, were it only frozen, can never write it again),
+               status ``crashed``, the reason, sub-tasks left running -> ``failed``
     events     ``error`` (the reason), then ``run_finished``
+    pauses     withdrawn from the farm's queue
     phones     a sub-task still on a phone is told to stop (its control channel); the
                leases the run holds are released (workers free them at their next beat)
 
@@ -39,22 +41,19 @@ from prefect.client.schemas.filters import (
     FlowRunFilter,
     FlowRunFilterState,
     FlowRunFilterStateType,
-    FlowRunFilterTags,
 )
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.exceptions import PrefectException
-from prefect.states import Crashed
 
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import RunStatus, utcnow
 from flows.beacons import redis_uptime_s
+from flows.ending import end_run_everywhere
 from flows.errors import FlowError
 from flows.keys import alive_key, crash_claim_key
 from flows.models import CrashedRun
 from flows.runtime import FlowServices
-from flows.stop import request_stop
 from storage import StorageError
-from tasks.control import ControlCommand, ControlKind, RedisControlChannel
 
 __all__ = ["mark_run_crashed", "sweep_crashed_runs"]
 
@@ -66,31 +65,12 @@ _CLAIM_TTL_S = 60  # long enough to mark a run; a sweep that died meanwhile is r
 
 
 def mark_run_crashed(services: FlowServices, run_id: str, reason: str) -> None:
-    """Mark ``run_id`` crashed in its manifest, events, phones and Prefect (in that order).
+    """Mark ``run_id`` crashed in its manifest (sealed), events, pauses, phones and Prefect.
 
-    Prefect goes last: the sweep finds runs by their Prefect state, so a step that
+    See :func:`flows.ending.end_run_everywhere`; Prefect goes last, so a step that
     fails here (a service down) is simply done again by the next sweep.
     """
-    services.end_run(run_id, RunStatus.CRASHED, reason)
-    request_stop(services.redis, run_id)  # nothing of the run starts any more
-    channel = RedisControlChannel(services.redis)
-    for status in services.registry.statuses():
-        if status.lease_run == run_id:
-            serial = status.info.serial
-            # A sub-task still on the phone stops at its next step instead of running on
-            # for a run nobody will report.
-            channel.send(run_id, ControlCommand(kind=ControlKind.STOP, serial=serial,
-                                                actor="crash sweep", note=reason))
-            services.registry.leases.release(serial, run_id)
-    try:
-        with get_client(sync_client=True) as client:
-            for flow_run in client.read_flow_runs(flow_run_filter=FlowRunFilter(
-                    tags=FlowRunFilterTags(all_=[f"run:{run_id}"]))):
-                if flow_run.state is None or not flow_run.state.is_final():
-                    client.set_flow_run_state(flow_run.id, Crashed(message=reason), force=True)
-    except (httpx.HTTPError, PrefectException) as exc:
-        raise FlowError(f"cannot mark run {run_id} crashed in Prefect: {exc}",
-                        hint="is the Prefect server up? `droidretriever status`") from exc
+    end_run_everywhere(services, run_id, RunStatus.CRASHED, reason, actor="crash sweep")
 
 
 def sweep_crashed_runs(services: FlowServices) -> list[CrashedRun]:

@@ -4,6 +4,7 @@
     ManifestStore(store)         ->  runs/<run_id>/manifest.json
     MapStore(store)              ->  maps/<package>/<version>/map.json (app maps)
     RunEventPublisher(redis, store) / RunEventReader(redis) / iter_replay(store, run_id)
+    Fences(redis), FencedObjectStore(store, fences, scope, token)  ->  one writer per run, sub-task
 
 Tests of other packages use :class:`FakeObjectStore` (in memory, can fail on demand).
 """
@@ -16,6 +17,7 @@ from storage.errors import (
     MapFormatError,
     ObjectNotFoundError,
     SpoolError,
+    StaleWriterError,
     StorageError,
     StoreAccessError,
     StoreUnavailableError,
@@ -27,6 +29,7 @@ from storage.events import (
     iter_replay,
 )
 from storage.fake import FakeObjectStore
+from storage.fences import FencedObjectStore, Fences, run_scope, subtask_scope
 from storage.keys import RunKeys, route_memory_key, stream_key
 from storage.manifests import ManifestStore
 from storage.maps import MapStore, map_key, map_screen_key
@@ -38,6 +41,8 @@ from storage.stores import open_object_store, read_spool_usage
 __all__ = [
     "EventStreamError",
     "FakeObjectStore",
+    "FencedObjectStore",
+    "Fences",
     "ManifestError",
     "ManifestStore",
     "MapFormatError",
@@ -53,6 +58,7 @@ __all__ = [
     "SpoolError",
     "SpoolUsage",
     "SpoolingObjectStore",
+    "StaleWriterError",
     "StorageError",
     "StoreAccessError",
     "StoreUnavailableError",
@@ -64,5 +70,7 @@ __all__ = [
     "open_object_store",
     "read_spool_usage",
     "route_memory_key",
+    "run_scope",
     "stream_key",
+    "subtask_scope",
 ]

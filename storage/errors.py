@@ -9,6 +9,7 @@
           +-- ManifestError            a run manifest is missing or not valid JSON
           +-- MapFormatError           a stored app map does not parse as an AppMap
           +-- EventStreamError         Redis (the live event stream) failed
+          +-- StaleWriterError         a write carried a fencing token older than the latest
 
 Adapters (``storage.s3``, ``storage.events``) translate minio, urllib3 and
 redis exceptions here once and re-raise ``from exc``; callers never see a
@@ -25,6 +26,7 @@ __all__ = [
     "MapFormatError",
     "ObjectNotFoundError",
     "SpoolError",
+    "StaleWriterError",
     "StorageError",
     "StoreAccessError",
     "StoreUnavailableError",
@@ -65,3 +67,17 @@ class MapFormatError(StorageError):
 
 class EventStreamError(StorageError):
     """The Redis event stream could not be written or read."""
+
+
+class StaleWriterError(StorageError):
+    """A write was refused: its writer's fencing token is older than the latest granted.
+
+    The writer lost its claim (its lease expired while it was frozen, the sub-task was
+    run again elsewhere, the run was stopped or marked crashed); what it holds is stale.
+    """
+
+    def __init__(self, scope: str, token: int, latest: int) -> None:
+        super().__init__(
+            f"refused a write for {scope}: this writer's token {token} is older than {latest}",
+            hint="the run or sub-task was taken over or ended; this process must stop writing it")
+        self.scope, self.token, self.latest = scope, token, latest

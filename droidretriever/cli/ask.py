@@ -7,19 +7,29 @@ Prefect server, shows the run's live events (sub-tasks, steps, captures,
 pauses) and prints the report with where to open it. Text from outside (the
 question, screen text in events and the report) reaches the terminal without
 control characters.
+
+SIGTERM or Ctrl-C ends ``ask`` at once, waiting for a person or not: the flow runs
+in a thread and this process's main thread, which takes the signal, ends the run
+``stopped`` everywhere (:func:`flows.ending.stop_run_now`: manifest sealed, pauses
+withdrawn, phones freed, Prefect told) and exits 143 or 130. A second signal while
+that is under way exits at once.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console, Group
@@ -374,33 +384,113 @@ def ask(
 
 def _run_retrieve(settings: Settings, request: RetrieveRequest, run_id: str, *,
                   as_json: bool) -> RunOutcome:
-    """Run the flow here, with the live view unless ``--json``."""
+    """Run the flow here, with the live view unless ``--json``; a signal stops it (module doc)."""
     progress = _Progress(run_id)
     done = threading.Event()
-    with _local_prefect(settings):
-        _sweep_crashed_runs(settings)
-        if as_json:
-            return _run(request)
+    try:
+        with _local_prefect(settings):
+            _sweep_crashed_runs(settings)
+            if as_json:
+                return _run_stoppable(request)
+            try:
+                with Live(progress.render(), console=console, refresh_per_second=4) as live:
+                    follower = threading.Thread(target=_follow_events,
+                                                args=(settings, progress, live, done), daemon=True)
+                    follower.start()
+                    try:
+                        return _run_stoppable(request)
+                    except DroidRetrieverError as exc:
+                        done.set()
+                        follower.join(timeout=3)
+                        # The error prints below as one line with its fix: not twice.
+                        progress.notes = [n for n in progress.notes if str(exc) not in n]
+                        live.update(progress.render())
+                        raise
+                    finally:
+                        done.set()
+                        follower.join(timeout=3)
+            finally:
+                if not console.is_terminal:
+                    console.line()  # Live ends its last frame with a newline only on a terminal
+    except _Interrupted as interrupted:
+        _exit_stopped(run_id, interrupted.signum)
+
+
+class _Interrupted(BaseException):
+    """SIGTERM or SIGINT reached ``ask``; raised in the main thread once the run is stopped."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _run_stoppable(request: RetrieveRequest) -> RunOutcome:
+    """The flow in a thread; SIGTERM or SIGINT ends the run ``stopped`` and raises _Interrupted.
+
+    The flow must not run in the main thread: Prefect swaps SIGTERM there for its own
+    handler (the flow run Crashed, then the process goes on while other threads wait
+    in a pause), and the pause's polling does not wake for a KeyboardInterrupt.
+    """
+    outcome: list[RunOutcome] = []
+    error: list[BaseException] = []
+    context = contextvars.copy_context()  # the Prefect server settings of _local_prefect
+
+    def run() -> None:
         try:
-            with Live(progress.render(), console=console, refresh_per_second=4) as live:
-                follower = threading.Thread(target=_follow_events,
-                                            args=(settings, progress, live, done), daemon=True)
-                follower.start()
-                try:
-                    return _run(request)
-                except DroidRetrieverError as exc:
-                    done.set()
-                    follower.join(timeout=3)
-                    # The error prints below as one line with its fix: not twice.
-                    progress.notes = [n for n in progress.notes if str(exc) not in n]
-                    live.update(progress.render())
-                    raise
-                finally:
-                    done.set()
-                    follower.join(timeout=3)
-        finally:
-            if not console.is_terminal:
-                console.line()  # Live ends its last frame with a newline only on a terminal
+            outcome.append(context.run(_run, request))
+        except BaseException as exc:  # re-raised in the main thread below
+            error.append(exc)
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise _Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        thread = threading.Thread(target=run, name="retrieve", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.2)
+    except _Interrupted as interrupted:
+        for sig in previous:  # a second signal while the run is being stopped: out at once
+            signal.signal(sig, _exit_now)
+        _stop_now(request.run_id or "", interrupted.signum)
+        raise
+    finally:
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is interrupt:
+                signal.signal(sig, handler)
+    if error:
+        raise error[0]
+    return outcome[0]
+
+
+def _stop_now(run_id: str, signum: int) -> None:
+    """End the run ``stopped`` everywhere; what cannot be done now is said, not raised."""
+    from flows.ending import stop_run_now
+    from flows.runtime import open_services
+
+    name = signal.Signals(signum).name
+    reason = f"stopped: `ask` received {name} ({'Ctrl-C' if signum == signal.SIGINT else 'terminated'})"
+    try:
+        # The flow's own services (same settings, same object), so the seal takes its lock.
+        stop_run_now(open_services(load_settings()), run_id, reason)
+    except DroidRetrieverError as exc:
+        Console(stderr=True).print(f"[yellow]run {escape(run_id)} not fully stopped:[/] "
+                                   f"{escape(str(exc))}", highlight=False)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    os._exit(128 + signum)
+
+
+def _exit_stopped(run_id: str, signum: int) -> NoReturn:
+    """Say the run stopped and leave now: the flow's threads (a pause's polling) are not waited."""
+    Console(stderr=True).print(f"run {escape(run_id)} stopped ({signal.Signals(signum).name}); "
+                               "its phones are free", highlight=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(128 + signum)
 
 
 def _forget_recording(settings: Settings, run_id: str, audio_key: str) -> None:
