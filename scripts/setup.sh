@@ -3,12 +3,13 @@
 #   - Debian packages: redis-server (broker, live state), Noto CJK + DejaVu fonts (virtual phone
 #     rendering), chromium (dashboard/report tests), espeak-ng (synthesised speech for ASR tests),
 #     libgl1/libglib2.0 (OpenCV, pulled in by RapidOCR, links against them), iproute2 (`ip netns`
-#     for the multi-host test in network namespaces)
+#     for the multi-host test in network namespaces), adb (the stock client, tested against the
+#     virtual phones: tests/device_farm/sim/test_stock_adb.py)
 #   - a virtual environment in .venv with the package and its dev extra, pinned by constraints.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(redis-server fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0 iproute2)
+APT_PACKAGES=(redis-server fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0 iproute2 adb)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -14,6 +14,7 @@ import redis
 from pydantic import BaseModel, ConfigDict
 
 from deploy.farm.processes import is_running, read_manifest
+from deploy.local.probes import is_adb_refused
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
 
@@ -33,11 +34,12 @@ class FarmSummary(BaseModel):
     workers_healthy: int = 0  # registered and beating
     states: dict[str, int] = {}  # device state -> phones in it
     registry_error: str = ""  # why the registry could not be read, when it could not
+    adb_open: bool = False  # the virtual phones' ADB port serves another user (status checks)
 
     @property
     def healthy(self) -> bool:
         """Up, every process alive and every phone's worker beating."""
-        return (self.up and not self.registry_error
+        return (self.up and not self.registry_error and not self.adb_open
                 and self.processes_running == self.processes_total
                 and self.workers_healthy == self.phones)
 
@@ -49,9 +51,10 @@ class FarmSummary(BaseModel):
         workers = (f"registry unreachable ({self.registry_error})" if self.registry_error
                    else f"{self.workers_healthy}/{self.phones} workers healthy")
         phones = f"{self.phones} phone" + ("" if self.phones == 1 else "s")
+        door = "; OPEN: the phones' ADB port serves other users" if self.adb_open else ""
         return (f"device farm ({self.mode}): {phones}, {workers}, "
                 f"{self.processes_running}/{self.processes_total} processes running"
-                + (f"; {states}" if states else ""))
+                + (f"; {states}" if states else "") + door)
 
 
 def summarize_farm(settings: Settings) -> FarmSummary:
@@ -62,8 +65,10 @@ def summarize_farm(settings: Settings) -> FarmSummary:
     running = sum(1 for record in manifest.processes if is_running(record))
     if running == 0:
         return FarmSummary(up=False)
+    adb_open = manifest.mode == "sim" and is_adb_refused(manifest.adb_host, manifest.adb_port) is False
     summary = FarmSummary(up=True, mode=manifest.mode, phones=len(manifest.serials),
-                          processes_running=running, processes_total=len(manifest.processes))
+                          processes_running=running, processes_total=len(manifest.processes),
+                          adb_open=adb_open)
     try:
         statuses = DeviceRegistry.from_settings(settings, retry_window_s=0).statuses()
     except redis.RedisError as exc:

@@ -7,15 +7,19 @@ stranger on this machine could ask.
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 
 import httpx
 import redis
 
-__all__ = ["is_http_refused", "is_redis_refused", "is_tls_refused"]
+__all__ = ["is_adb_refused", "is_http_refused", "is_redis_refused", "is_tls_refused"]
 
 _TIMEOUT_S = 2.0
+_NOBODY = 65534
+_ADB_DEVICES = b"000chost:devices"
+_ADB_ACCESS = b"000fhost:sim-access"
 
 
 def is_redis_refused(host: str, port: int) -> bool | None:
@@ -69,3 +73,45 @@ def is_tls_refused(host: str, port: int) -> bool | None:
     except (ssl.SSLError, OSError):
         return True
     return not answer
+
+
+def _adb_ask(host: str, port: int, request: bytes) -> bytes | None:
+    """The reply's first bytes (``OKAY``/``FAIL`` + block) to one smart-socket request; None if none."""
+    try:
+        with socket.create_connection((host, port), timeout=_TIMEOUT_S) as sock:
+            sock.sendall(request)
+            return sock.recv(256)
+    except OSError:
+        return None
+
+
+def _adb_as_stranger(host: str, port: int) -> bool | None:
+    """Ask ``host:devices`` as user ``nobody`` (a forked child; needs root): refused?"""
+    pid = os.fork()
+    if pid == 0:  # the child only opens a socket and exits: safe after fork in a threaded process
+        code = 2
+        try:
+            os.setgid(_NOBODY)
+            os.setuid(_NOBODY)
+            reply = _adb_ask(host, port, _ADB_DEVICES)
+            code = 2 if not reply else (0 if reply.startswith(b"FAIL") else 1)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return {0: True, 1: False}.get(os.waitstatus_to_exitcode(status))
+
+
+def is_adb_refused(host: str, port: int) -> bool | None:
+    """Whether the virtual phones' ADB port refuses other users; None when nothing answers.
+
+    As root the question is asked as ``nobody`` would ask it. Otherwise the
+    port must at least answer as this user and state its rule
+    (``host:sim-access``: ``owner-only``); a server that lists phones without
+    stating it (an older simulator) counts as open.
+    """
+    if os.getuid() == 0:
+        return _adb_as_stranger(host, port)
+    reply = _adb_ask(host, port, _ADB_ACCESS)
+    if reply is None:
+        return None
+    return reply.startswith(b"OKAY") and b"owner-only" in reply

@@ -31,6 +31,8 @@ def serve_forever(server: SimServer, announce: bool = True) -> None:
             print(f"ADB server: {server.host}:{server.port}", flush=True)
             print("phones: " + " ".join(server.serials), flush=True)
             print(f"use: adbutils.AdbClient(host={server.host!r}, port={server.port})", flush=True)
+            print(f"or:  ADB_SERVER_SOCKET=tcp:{server.host}:{server.port} adb devices", flush=True)
+            print("     (this user only: the port refuses every other user)", flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

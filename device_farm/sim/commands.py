@@ -196,6 +196,11 @@ def _pm(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
         state.inputs = {k: v for k, v in state.inputs.items() if not k.startswith(args[1] + "/")}
         state.logged_in[args[1]] = apps[args[1]].logged_in
         return ok_result("Success\n")
+    if args[:1] in (["install"], ["install-create"]):
+        # An APK's bytes mean nothing to a virtual phone: its apps come from the catalog.
+        # pm writes its verdict on stdout, where `adb install` reads it
+        return CommandResult(stdout=b"Failure [INSTALL_FAILED_INVALID_APK: a virtual phone installs only "
+                                    b"its catalog's apps (device_farm/sim/apps); it cannot run an APK]\n", code=1)
     return error_result(f"Unknown command: {' '.join(args[:1])}\n" if args else "usage: pm list packages\n")
 
 
@@ -282,6 +287,8 @@ def _settings(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResul
 
 
 def _cmd(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
+    if args[:1] == ["package"]:  # `adb install` streams through `cmd package install -S N`
+        return _pm(dev, args[1:], stdin)
     if args[:1] == ["statusbar"] and len(args) > 1:
         dev.phone.state.shade_open = args[1] in ("expand-notifications", "expand-settings")
         dev.phone.touch()
@@ -298,6 +305,21 @@ def _date(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     return ok_result(now.strftime("%a %b %d %H:%M:%S CST %Y") + "\n")
 
 
+def _logcat(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
+    """A few lines of the log (threadtime format); it ends at once, with or without ``-d``."""
+    if "-c" in args:
+        return ok_result()
+    stamp = dev.phone.clock.now().strftime("%m-%d %H:%M:%S.000")
+    front = dev.phone.state.foreground or "com.android.launcher3"
+    lines = [
+        "--------- beginning of main",
+        f"{stamp}  1000  1000 I ActivityManager: Displayed {front}",
+        f"{stamp}  1000  1000 I WindowManager: focus is {front}",
+        f"{stamp}  2000  2000 D adbd    : shell session opened for {dev.serial}",
+    ]
+    return ok_result("".join(f"{line}\n" for line in lines))
+
+
 def _pidof(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     running = [a for a in args if a in dev.phone.state.stacks]
     if not running:
@@ -311,5 +333,5 @@ COMMANDS: dict[str, Command] = {
     "date": _date, "pidof": _pidof,
     "svc": lambda dev, args, stdin: ok_result(),
     "ime": lambda dev, args, stdin: ok_result(),
-    "logcat": lambda dev, args, stdin: ok_result(),
+    "logcat": _logcat,
 }

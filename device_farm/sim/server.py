@@ -7,6 +7,11 @@ transports ``host:transport:<serial>`` / ``host:tport:serial:<serial>`` /
 services (``shell:``, ``shell,v2:``, ``exec:``, ``sync:``, ``framebuffer:``),
 plus ``sim-control:<json>`` for :mod:`device_farm.sim.control`.
 
+Only the user who runs the server is served (:mod:`device_farm.sim.peer`): a
+connection from any other user, or one whose user cannot be found, gets
+``FAIL`` and is closed before it can name a phone. ``host:sim-access`` answers
+the rule (``owner-only uid=N``) for ``droidretriever status``.
+
 ``SimServer`` runs the asyncio server in a background thread so tests use it
 in-process while other processes (Celery workers) reach it over TCP.
 """
@@ -14,6 +19,9 @@ in-process while other processes (Celery workers) reach it over TCP.
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
+import socket
 import struct
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,16 +31,22 @@ from device_farm.sim.catalog import Catalog, load_catalog
 from device_farm.sim.control import CONTROL_SERVICE, SimControlClient, apply_control
 from device_farm.sim.errors import ControlError, SimError, SimServerError
 from device_farm.sim.farm import Farm, VirtualDevice
+from device_farm.sim.peer import is_own_user
 from device_farm.sim.protocol import read_request, write_fail, write_okay
 from device_farm.sim.replay.graph import ReplayApp
 from device_farm.sim.shell import run_shell
 from device_farm.sim.sync_service import serve_sync
 from droidretriever.config import LatencyProfile, SimSettings
 
-__all__ = ["ADB_SERVER_VERSION", "SimServer"]
+__all__ = ["ACCESS_SERVICE", "ADB_SERVER_VERSION", "SimServer"]
 
 ADB_SERVER_VERSION = 41  # >= 41 makes adbutils use host:tport:serial (and read the 8-byte transport id)
-_FEATURES = "shell_v2,cmd,stat_v2,ls_v2,fixed_push_mkdir,apex,abb,abb_exec"
+# No stat_v2 / ls_v2 / sendrecv_v2: the sync service speaks v1 (STAT, LIST, RECV, SEND), and a
+# client told of v2 sends STA2 / LIS2 (stock `adb push/pull`: "failed to read stat response").
+_FEATURES = "shell_v2,cmd,fixed_push_mkdir,apex,abb_exec"
+ACCESS_SERVICE = "host:sim-access"
+_STRANGER = ("this ADB server serves only the user who runs it (uid {uid}); "
+             "run the client as that user on this host")
 _FREEZE_POLL_S = 0.05
 
 
@@ -103,6 +117,8 @@ class _Handler:
         w = self.writer
         if request == "host:version":
             write_okay(w, f"{ADB_SERVER_VERSION:04x}")
+        elif request == ACCESS_SERVICE:
+            write_okay(w, f"owner-only uid={os.getuid()}")
         elif request in ("host:devices", "host:devices-l"):
             write_okay(w, self._listing(request.endswith("-l")))
         elif request == "host:track-devices":
@@ -187,13 +203,15 @@ class _Handler:
             for stream, data in result.outputs:
                 w.write(bytes([stream]) + struct.pack("<I", len(data)) + data)
             w.write(bytes([3]) + struct.pack("<I", 1) + bytes([result.code & 0xFF]))
-        elif request.startswith(("shell:", "exec:")):
+        elif request.startswith(("shell:", "exec:", "abb_exec:")):
             command = request.split(":", 1)[1]
+            if request.startswith("abb_exec:"):  # `cmd` without the shell: arguments split by NUL
+                command = "cmd " + " ".join(shlex.quote(arg) for arg in command.split("\0"))
             write_okay(w)
             if command.strip():
                 result = run_shell(dev, command)
                 await asyncio.sleep(result.delay_s)
-                w.write(result.stdout if request.startswith("exec:") else result.merged)
+                w.write(result.merged if request.startswith("shell:") else result.stdout)
         elif request == "sync:":
             write_okay(w)
             await w.drain()
@@ -267,6 +285,12 @@ class SimServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
+            sock: socket.socket | None = writer.get_extra_info("socket")
+            if sock is None or not is_own_user(sock):
+                await read_request(reader)  # answer the request: closing on unread data resets it
+                write_fail(writer, _STRANGER.format(uid=os.getuid()))
+                await writer.drain()
+                return
             await _Handler(self.farm, reader, writer).serve()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away mid-request; nothing to answer

@@ -10,7 +10,9 @@ Unknown commands answer ``/system/bin/sh: X: not found`` with code 127.
 from __future__ import annotations
 
 import re
+import stat
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from device_farm.sim.commands import COMMANDS, Command, CommandResult
 from device_farm.sim.commands import error_result as _err
@@ -18,6 +20,7 @@ from device_farm.sim.commands import ok_result as _ok
 from device_farm.sim.errors import ShellCommandError
 from device_farm.sim.farm import VirtualDevice
 from device_farm.sim.phone import DEVICE_DIRS
+from device_farm.sim.sync_service import stat_path
 
 __all__ = ["ShellResult", "run_shell"]
 
@@ -66,20 +69,33 @@ def _rm(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     return _ok()
 
 
+def _long_line(dev: VirtualDevice, path: str, name: str) -> str:
+    """One ``ls -l`` line as toybox writes it."""
+    mode, size, mtime = stat_path(dev.phone, path)
+    owner = "root root" if stat.S_ISDIR(mode) else "u0_a0 sdcard_rw"
+    when = datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M")
+    return f"{stat.filemode(mode)} 1 {owner} {size:>8} {when} {name}"
+
+
 def _ls(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     paths = [a for a in args if not a.startswith("-")] or ["/sdcard"]
+    long = any(a.startswith("-") and "l" in a for a in args)
     out = []
     for path in paths:
         base = path.rstrip("/") or "/"
         if base in dev.phone.state.files:
-            out.append(base)
+            out.append(_long_line(dev, base, base) if long else base)
             continue
         if base not in DEVICE_DIRS:
             return _err(f"ls: {path}: No such file or directory\n")
         prefix = base + "/" if base != "/" else "/"
         names = {p[len(prefix):].split("/")[0] for p in dev.phone.state.files if p.startswith(prefix)}
         names |= {d[len(prefix):].split("/")[0] for d in DEVICE_DIRS if d.startswith(prefix) and d != base}
-        out.extend(sorted(n for n in names if n))
+        listed = sorted(n for n in names if n)
+        if long:
+            out.append(f"total {len(listed)}")
+            listed = [_long_line(dev, prefix + n, n) for n in listed]
+        out.extend(listed)
     return _ok("".join(f"{n}\n" for n in out))
 
 
@@ -128,9 +144,15 @@ def _touch(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
     return _ok()
 
 
+def _exec(dev: VirtualDevice, args: list[str], stdin: bytes) -> CommandResult:
+    # `exec logcat` (what `adb logcat` sends): the command replaces the shell, which ends anyway
+    return _run_one(dev, args, stdin) if args else _ok()
+
+
 _BUILTINS: dict[str, Command] = {
     "echo": _echo, "cat": _cat, "rm": _rm, "ls": _ls, "grep": _grep, "head": _head, "sleep": _sleep,
-    "touch": _touch,
+    "touch": _touch, "exec": _exec,
+    "export": lambda dev, args, stdin: _ok(),  # no environment: `export ANDROID_LOG_TAGS=...` is a no-op
     "true": lambda dev, args, stdin: _ok(),
     "false": lambda dev, args, stdin: CommandResult(code=1),
     "mkdir": lambda dev, args, stdin: _ok(),
@@ -178,7 +200,14 @@ def _tokenize(cmdline: str) -> list[str]:
     return tokens
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def _run_one(dev: VirtualDevice, argv: list[str], stdin: bytes) -> CommandResult:
+    while argv and _ASSIGNMENT.match(argv[0]):  # `VAR=value command`: the phone keeps no environment
+        argv = argv[1:]
+    if not argv:
+        return _ok()
     name = argv[0]
     command = _BUILTINS.get(name) or COMMANDS.get(name)
     if command is None:

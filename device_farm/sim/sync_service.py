@@ -12,14 +12,14 @@ import struct
 
 from device_farm.sim.phone import DEVICE_DIRS, Phone
 
-__all__ = ["serve_sync"]
+__all__ = ["serve_sync", "stat_path"]
 
 _CHUNK = 64 * 1024
 _DIR_MODE = stat.S_IFDIR | 0o771
 _MAX_PATH = 4096
 
 
-def _entry(phone: Phone, path: str) -> tuple[int, int, int]:
+def stat_path(phone: Phone, path: str) -> tuple[int, int, int]:
     """(mode, size, mtime) of ``path``; zeros when missing (what adbd answers)."""
     clean = path.rstrip("/") or "/"
     if clean in DEVICE_DIRS:
@@ -37,7 +37,7 @@ def _list(phone: Phone, path: str) -> bytes:
     names |= {d[len(prefix):].split("/")[0] for d in DEVICE_DIRS if d.startswith(prefix) and d != base}
     out = b""
     for name in sorted(n for n in names if n):
-        mode, size, mtime = _entry(phone, prefix + name)
+        mode, size, mtime = stat_path(phone, prefix + name)
         raw = name.encode("utf-8")
         out += b"DENT" + struct.pack("<IIII", mode, size, mtime, len(raw)) + raw
     return out + b"DONE" + struct.pack("<IIII", 0, 0, 0, 0)
@@ -75,7 +75,7 @@ async def serve_sync(phone: Phone, reader: asyncio.StreamReader, writer: asyncio
             return
         path = (await reader.readexactly(length)).decode("utf-8", "replace")
         if kind == b"STAT":
-            writer.write(b"STAT" + struct.pack("<III", *_entry(phone, path)))
+            writer.write(b"STAT" + struct.pack("<III", *stat_path(phone, path)))
         elif kind == b"LIST":
             writer.write(_list(phone, path))
         elif kind == b"RECV":
