@@ -29,6 +29,7 @@ from inference.maps import MapQuery, coverage, locate_screen, rank_screens
 from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
 from inference.policies.skills import is_forbidden_tap
+from inference.rules.never_tap import find_act, goal_act
 
 __all__ = ["UNFAMILIAR", "UnfamiliarScreenPolicy"]
 
@@ -127,8 +128,12 @@ def _at_first_page(context: PolicyContext) -> bool:
 
 
 def _names_the_act(label: str, goal: str) -> bool:
-    """Whether the goal names the act ``label`` does ("Sign in to Etsy" and a "Sign in" button):
-    every word of the short label is in the goal."""
+    """Whether the goal asks for the act ``label`` does: the same kind of act ("Create an account"
+    and a "Register" button are both signing up), or every word of the short label is in the goal
+    ("Sign in to the app" and a "Sign in" button)."""
+    asked, pressed = goal_act(goal), find_act(label)
+    if asked is not None and pressed is not None and asked.kind == pressed.kind:
+        return True
     words = _WORD.findall(label.casefold())
     folded = goal.casefold()
     return 0 < len(words) <= _ACT_WORDS and all(w in folded for w in words)

@@ -40,6 +40,7 @@ __all__ = [
     "find_act_word",
     "find_never_tap",
     "find_never_tap_word",
+    "goal_act",
     "is_refusal",
     "load_act_kinds",
     "names_a_place",
@@ -133,6 +134,7 @@ _TAIL = re.compile(rf"(?:\s|\W|\d|{_QUALIFIERS.alternation('urges')})*")
 # A button's words start with its act, after at most symbols, an amount and a lead-in.
 _BUTTON_START = re.compile(rf"[\W\d_]*{_LEADS_IN}$")
 _ACT_LINE_CHARS = 24  # a line of a card that is a button: short
+_QUESTION_END = re.compile(r"[?？]\s*$")  # a goal that asks: "注册时间是哪天?"
 
 
 def is_refusal(label: str) -> bool:
@@ -192,6 +194,21 @@ def starts_as_act(line: str) -> Act | None:
         return None
     start = folded.find(act.word)
     return act if _BUTTON_START.fullmatch(folded[:start]) else None
+
+
+def goal_act(goal: str) -> Act | None:
+    """The act a goal asks the agent to do in the person's name, or None: the goal, or its sentence
+    after an "In <app>:" lead, starts with the act ("Sign in to the app", "In Mail: create an
+    account"). A goal asking about an act ("How do I sign out?", "what did I pay", "注册时间是哪天?")
+    names none: a question is never a request."""
+    if _QUESTION_END.search(goal):
+        return None
+    for sentence in (goal, goal.split(": ", 1)[-1]):
+        folded = fold_for_matching(sentence).strip()
+        act = find_act_word(folded)
+        if act is not None and _BUTTON_START.fullmatch(folded[:folded.find(act.word)]):
+            return act
+    return None
 
 
 def _stands_as_act(folded: str, match: re.Match[str]) -> bool:

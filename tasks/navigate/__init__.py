@@ -28,8 +28,9 @@ public names; the two Celery task modules are imported by name by workers
 
 from __future__ import annotations
 
-from droidretriever.models import RunEventKind, SubTaskResult, SubTaskStatus, Trace
+from droidretriever.models import RiskCategory, RunEventKind, SubTaskResult, SubTaskStatus, Trace
 from inference.errors import LLMRequestError
+from inference.rules.never_tap import goal_act
 from tasks.navigate.act import extract_facts, page_title, store_trace, write_reflection
 from tasks.navigate.attempt import NavigationTry
 from tasks.navigate.copilot import Copilot, EventSink, NavigateRequest, ObjectStoreBlobs
@@ -87,6 +88,15 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     status = end.status or (
         SubTaskStatus.BUDGET_EXHAUSTED if "budget" in end.reason else SubTaskStatus.FAILED
     )
+    risk_category = end.risk.risk_category if end.risk is not None else None
+    act = goal_act(subtask.goal)
+    if status is not SubTaskStatus.NEEDS_USER and act is not None and act.category is RiskCategory.LOGIN:
+        # Signing in or up is the person's, whether or not the tries found the app's page for it:
+        # the run hands the phone over where it stands, never fails or calls it done.
+        end = TryEnd(SubTaskStatus.NEEDS_USER, f"{act.doing} is the person's to do, never the agent's: "
+                                               f"the app is open for you ({end.reason})")
+        status, risk_category = SubTaskStatus.NEEDS_USER, RiskCategory.LOGIN
+        run.publish(RunEventKind.NEEDS_USER, end.reason)
     if run.patches is not None:
         added = len(run.patches.found)
         if run.patches.save() is not None:
@@ -96,7 +106,7 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
         subtask_id=subtask.id, status=status, captures=tuple(run.captures),
         trace=Trace(subtask_id=subtask.id, steps=tuple(run.steps)),
         facts=extract_facts(run.captures, subtask.search_term), reason=end.reason,
-        risk_category=end.risk.risk_category if end.risk is not None else None,
+        risk_category=risk_category,
         device=copilot.driver.serial, attempt=attempt,
         config_error=str(config_error) if config_error is not None else "",
         config_hint=config_error.hint if config_error is not None else "",
