@@ -259,11 +259,12 @@ def _suite_order(answers: Sequence[TaskAnswer]) -> list[str]:
 def _withheld_note(suite: str, answers: Sequence[TaskAnswer]) -> str:
     count = sum(1 for a in answers if a.suite == suite)
     return (f"{count} questions, reported only in the summary table above: per-task rows would tell "
-            f"the questions (`droidretriever/suites/{suite}/README.md`).")
+            f"the questions (`droidretriever/suites/{suite.split(' ', 1)[0]}/README.md`).")
 
 
 def write_answers_section(answers: Sequence[TaskAnswer], command: str, total_s: float, catalog: Catalog) -> Path:
-    """Write the "answers" block of docs/benchmarks.md from this run's answers.
+    """Write the "answers" block of docs/benchmarks.md from this run's answers (the "heldout"
+    block when every suite asked is aggregate-only: a held-out run never replaces the suites').
 
     Suites in :data:`AGGREGATE_ONLY_SUITES` get their summary column and nothing that names a task.
     """
@@ -296,5 +297,7 @@ paper's Study 1 metrics.
         rows = (_withheld_note(suite, answers) if is_aggregate_only(suite)
                 else _task_table([a for a in answers if a.suite == suite]))
         body += f"\n### {_TITLES.get(suite, suite)}\n\n{rows}\n"
+    if not detailed:
+        return write_section("heldout", "Held-out questions end to end, no model (aggregates only)", command, body)
     body += f"\n### What the runs did on the phones\n\n{_audit_tables(shown, catalog)}\n"
     return write_section("answers", "Questions end to end, no model, scored honestly", command, body)

@@ -21,9 +21,10 @@ import socket
 
 from device_farm.errors import DeviceCommandFailed, DeviceLost
 
-__all__ = ["CONTROL_SERVICE", "VirtualPhoneControl", "send_control"]
+__all__ = ["CONTROL_LENGTH_DIGITS", "CONTROL_SERVICE", "VirtualPhoneControl", "send_control"]
 
 CONTROL_SERVICE = "sim-control:"
+CONTROL_LENGTH_DIGITS = 8  # hex digits of a control reply's length: a farm's status passes 64 KiB
 
 
 def send_control(host: str, port: int, request_json: str, *, timeout_s: float = 10.0) -> str:
@@ -37,7 +38,7 @@ def send_control(host: str, port: int, request_json: str, *, timeout_s: float = 
         with socket.create_connection((host, port), timeout=timeout_s) as sock:
             sock.sendall(f"{len(payload):04x}".encode() + payload)
             status = _read_exact(sock, 4)
-            length = int(_read_exact(sock, 4).decode("ascii"), 16)
+            length = int(_read_exact(sock, CONTROL_LENGTH_DIGITS).decode("ascii"), 16)
             body = _read_exact(sock, length).decode("utf-8")
     except (OSError, ValueError) as exc:
         raise DeviceLost(f"cannot reach the phones' server at {host}:{port}: {exc}",

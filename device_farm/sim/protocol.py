@@ -26,22 +26,27 @@ async def read_request(reader: asyncio.StreamReader) -> str | None:
     return payload.decode("utf-8", errors="replace")
 
 
-def _frame(data: bytes) -> bytes:
-    return f"{len(data):04x}".encode("ascii") + data
+def _frame(data: bytes, digits: int = 4) -> bytes:
+    return f"{len(data):0{digits}x}".encode("ascii") + data
 
 
-def write_okay(writer: asyncio.StreamWriter, block: str | bytes | None = None) -> None:
-    """``OKAY``, plus a length-prefixed block when given."""
+def write_okay(writer: asyncio.StreamWriter, block: str | bytes | None = None, *, digits: int = 4) -> None:
+    """``OKAY``, plus a length-prefixed block when given.
+
+    ADB's own replies carry 4 hex digits of length (at most 65,535 bytes); the simulator's control
+    service, which only our client speaks, uses 8 (``CONTROL_LENGTH_DIGITS``): a large farm's status
+    is longer than 4 digits can say.
+    """
     if block is None:
         writer.write(b"OKAY")
         return
     data = block.encode("utf-8") if isinstance(block, str) else block
-    writer.write(b"OKAY" + _frame(data))
+    writer.write(b"OKAY" + _frame(data, digits))
 
 
-def write_fail(writer: asyncio.StreamWriter, message: str) -> None:
+def write_fail(writer: asyncio.StreamWriter, message: str, *, digits: int = 4) -> None:
     """``FAIL`` with a length-prefixed reason (what adbutils raises as AdbError)."""
-    writer.write(b"FAIL" + _frame(message.encode("utf-8")))
+    writer.write(b"FAIL" + _frame(message.encode("utf-8"), digits))
 
 
 def write_block(writer: asyncio.StreamWriter, block: str) -> None:

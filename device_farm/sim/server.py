@@ -36,6 +36,7 @@ from device_farm.sim.protocol import read_request, write_fail, write_okay
 from device_farm.sim.replay.graph import ReplayApp
 from device_farm.sim.shell import run_shell
 from device_farm.sim.sync_service import serve_sync
+from device_farm.virtual_control import CONTROL_LENGTH_DIGITS
 from droidretriever.config import LatencyProfile, SimSettings
 
 __all__ = ["ACCESS_SERVICE", "ADB_SERVER_VERSION", "SimServer"]
@@ -104,9 +105,10 @@ class _Handler:
             if request.startswith(CONTROL_SERVICE):
                 try:
                     reply = apply_control(self.farm, request[len(CONTROL_SERVICE):])
-                    write_okay(self.writer, reply.model_dump_json())
+                    write_okay(self.writer, reply.model_dump_json(), digits=CONTROL_LENGTH_DIGITS)
                 except ControlError as exc:
-                    write_fail(self.writer, f"{exc} ({exc.hint})" if exc.hint else str(exc))
+                    write_fail(self.writer, f"{exc} ({exc.hint})" if exc.hint else str(exc),
+                               digits=CONTROL_LENGTH_DIGITS)
                 return
             device = await self._host_service(request)
             if device is None:

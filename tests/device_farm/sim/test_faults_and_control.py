@@ -20,6 +20,7 @@ from device_farm.sim import (
 )
 from droidretriever.config import LatencyProfile
 from tests.device_farm.sim.conftest import find, nodes, open_app, tap_node
+from tests.support.example_apps import example_catalog
 
 
 def test_dropped_connection_is_an_adb_error_then_recovers(sim: SimServer, device: adbutils.AdbDevice) -> None:
@@ -133,3 +134,15 @@ def test_invalid_app_spec_names_file_and_field(tmp_path: Path) -> None:
         load_app(path)
     assert str(path) in str(info.value)
     assert "unknown screen 'nowhere'" in str(info.value)
+
+
+def test_a_status_longer_than_adb_lengths_arrives_whole() -> None:
+    # ADB frames carry at most 65,535 bytes (4 hex digits); a phone that has done a lot (its replay
+    # trail, its snapshots) says more than that, and the reply must still parse.
+    with SimServer(phones=1, port=0, seed=7, catalog=example_catalog()) as server:
+        serial = server.serials[0]
+        for n in range(700):
+            server.control.snapshot(f"{'checkpoint-' * 9}{n:04d}", serial)
+        status = server.control.status(serial)[0]
+    assert len(status.model_dump_json()) > 0xFFFF
+    assert len(status.snapshots) == 701 and "boot" in status.snapshots
