@@ -20,7 +20,7 @@ import pytest
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
 from droidretriever.config import BudgetSettings
-from droidretriever.models import SubTask, SubTaskResult, SubTaskStatus, new_id
+from droidretriever.models import RiskCategory, SubTask, SubTaskResult, SubTaskStatus, new_id
 from droidretriever.suites import Study, SuiteTask, load_suite
 from droidretriever.suites.subtasks import subtask_for
 from inference.memory import RouteMemory
@@ -42,6 +42,13 @@ TASKS = [t for t in load_suite() if t.study is Study.STUDY2
 # Why skills and the explorer alone (no model, no route) do not reach a task yet, one line each.
 # Empty: every Study 2 task is reached. A task added later that needs a model is listed here.
 NEEDS_MODEL_OR_ROUTE: dict[str, str] = {}
+
+# Tasks whose only way to the answer passes a button the risk gate refuses: there the run pauses for
+# a person instead of answering (the gate reads a button's resource id since issue 29, and an entry
+# named for buying is buying, as "Book now" is).
+PAUSED_BY_THE_GATE: dict[str, str] = {
+    "s2_multi_07_f1_showtimes": "the showtimes are behind a ticket-buying button (its id says buy)",
+}
 
 
 def app_subtask(task: SuiteTask, app: str) -> SubTask:
@@ -75,6 +82,11 @@ def run_task(server: SimServer, copilot: Copilot, task: SuiteTask) -> list[tuple
 
 
 def assert_answered(task: SuiteTask, results: list[tuple[str, SubTaskResult]]) -> None:
+    if task.id in PAUSED_BY_THE_GATE:
+        paused = [r for _, r in results if r.status is SubTaskStatus.NEEDS_USER]
+        assert paused and all(r.risk_category is RiskCategory.PAYMENT for r in paused), \
+            [(app, r.status, r.reason) for app, r in results]
+        return
     for app, result in results:
         assert result.status is SubTaskStatus.COMPLETED, f"{app}: {result.reason}"
         assert result.captures, f"{app}: nothing captured"
