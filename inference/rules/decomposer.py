@@ -30,7 +30,7 @@ from inference.rules.asks import strip_answer_shape
 from inference.rules.lexicon import find_goal_concepts, load_lexicon, setting_change
 from inference.rules.plan import MAX_TERMS, build_plan
 from inference.rules.segment import is_function_word, split_words
-from inference.vocabulary import load_vocabulary, load_vocabulary_model
+from inference.vocabulary import check_patterns, load_vocabulary, load_vocabulary_model
 
 __all__ = ["choose_page_mode", "decompose_by_rules", "extract_search_terms"]
 
@@ -69,12 +69,7 @@ class _Topic(BaseModel):
     @field_validator("cues", "name_words")
     @classmethod
     def _patterns(cls, words: tuple[str, ...]) -> tuple[str, ...]:
-        for word in words:
-            try:
-                re.compile(word)
-            except re.error as exc:
-                raise ValueError(f"the entry {word!r} is no regular expression ({exc})") from exc
-        return words
+        return check_patterns(words)
 
 
 class _Topics(BaseModel):

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from droidretriever.models import RiskCategory
 from droidretriever.text import fold_for_matching
-from inference.vocabulary import load_vocabulary, load_vocabulary_model
+from inference.vocabulary import check_patterns, load_vocabulary, load_vocabulary_model
 
 __all__ = [
     "Act",
@@ -65,12 +65,7 @@ class ActKind(BaseModel):
     @field_validator("en", "zh", "ko", "ja")
     @classmethod
     def _check_words(cls, words: tuple[str, ...]) -> tuple[str, ...]:
-        for word in words:
-            try:
-                re.compile(word)
-            except re.error as exc:
-                raise ValueError(f"the entry {word!r} is no regular expression ({exc})") from exc
-        return words
+        return check_patterns(words)
 
     @property
     def words(self) -> tuple[str, ...]:

@@ -48,6 +48,7 @@ __all__ = [
     "VOCABULARY_DIR",
     "Vocabulary",
     "VocabularyError",
+    "check_patterns",
     "load_vocabulary",
     "load_vocabulary_model",
     "read_vocabulary_data",
@@ -83,10 +84,9 @@ class Vocabulary(BaseModel):
                     raise ValueError(f"group {name!r} lists the entry {entry!r} twice")
                 seen.add(entry)
                 try:
-                    re.compile(entry)
-                except re.error as exc:
-                    raise ValueError(f"group {name!r}: the entry {entry!r} is no regular expression "
-                                     f"({exc})") from exc
+                    check_patterns((entry,))
+                except ValueError as exc:
+                    raise ValueError(f"group {name!r}: {exc}") from exc
         return groups
 
     def words(self, group: str) -> tuple[str, ...]:
@@ -151,3 +151,13 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(VOCABULARY_DIR.parents[1]))
     except ValueError:
         return str(path)
+
+
+def check_patterns(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` unchanged, or ValueError naming the first entry that is no regular expression."""
+    for word in words:
+        try:
+            re.compile(word)
+        except re.error as exc:
+            raise ValueError(f"the entry {word!r} is no regular expression ({exc})") from exc
+    return words
