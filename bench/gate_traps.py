@@ -1,8 +1,8 @@
 """The risk gate on two sets of adversarial traps, each reported apart (issue 29).
 
-Run: ``python -m bench.gate_traps``. The first set (``tests/inference/rules/test_gate_traps.py``)
+Run: ``python -m bench.gate_traps``. The first set (``droidretriever/testing/gate_traps.py``)
 was written with the gate, and its tests make the gate refuse every trap in it: its figure says the
-gate still does what it was built to do. The second set (``test_gate_traps_second.py``) was written
+gate still does what it was built to do. The second set (``gate_traps_second.py``) was written
 after the gate was rebuilt, without reading the gate's code or its vocabulary, and measured once:
 its figure is the honest one, the share of screens never seen that the gate lets through. Each
 trap is one action on one hand-built screen; a trap is carried out when the gate allows it, a
@@ -12,8 +12,8 @@ control (what the product must still do: open a tab, decline, search) is lost wh
 from __future__ import annotations
 
 from bench.results import write_section
-from tests.inference.rules.test_gate_traps import CONTROLS, TRAPS
-from tests.inference.rules.test_gate_traps_second import (
+from droidretriever.testing.gate_traps import CONTROLS, TRAPS
+from droidretriever.testing.gate_traps_second import (
     CONTROLS_SECOND,
     FAMILIES,
     TRAPS_SECOND,
@@ -62,9 +62,9 @@ def main() -> None:
         "languages, permission dialogs, payment fields). **Carried out** means the gate allowed it. "
         "A control is what the product must still do; **refused** means the gate stopped it.",
         "",
-        "The **first set** (`tests/inference/rules/test_gate_traps.py`) was written with the gate and its "
+        "The **first set** (`droidretriever/testing/gate_traps.py`) was written with the gate and its "
         "tests require every trap refused: it shows the gate does what it was built for, not how it fares "
-        "on new screens. The **second set** (`tests/inference/rules/test_gate_traps_second.py`) was written "
+        "on new screens. The **second set** (`droidretriever/testing/gate_traps_second.py`) was written "
         "after the gate was rebuilt, without reading the gate's code or its vocabulary, with new wordings, "
         "layouts and made-up apps, and measured once: this is its first run, and neither the traps nor the "
         "gate were changed after it. Report the second figure apart; tuning the gate to it would spend it.",

@@ -2,36 +2,16 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Bounds, Screen, UIElement
+from droidretriever.models import Screen, UIElement
+from droidretriever.testing.screens import element, screen_of
 from inference.perception import BlockPartition, Perception, ViewTree
 
 __all__ = ["button", "element", "perceived", "results_screen", "screen_of"]
 
 
-def element(
-    element_id: str, text: str = "", *, top: int = 100, height: int = 80, left: int = 0,
-    width: int = 1080, **fields: object,
-) -> UIElement:
-    return UIElement.model_validate(
-        {
-            "id": element_id,
-            "text": text,
-            "bounds": Bounds(left=left, top=top, right=left + width, bottom=top + height),
-            **fields,
-        }
-    )
-
-
 def button(element_id: str, label: str, top: int) -> UIElement:
     """A clickable Button labelled ``label`` at ``top``."""
     return element(element_id, label, top=top, clickable=True, class_name="android.widget.Button")
-
-
-def screen_of(*elements: UIElement, package: str = "com.example.app", fingerprint: str = "") -> Screen:
-    return Screen(
-        device="test", package=package, width=1080, height=2340, elements=elements,
-        fingerprint=fingerprint,
-    )
 
 
 def results_screen(term: str = "Big Mac", count: int = 5) -> Screen:
