@@ -3,7 +3,8 @@
     client   LLMClient (json_schema guided decoding, repair round, cut-off retry, one deadline
              per call, every request counted), ChatMessage, LLMReply, Role, client_for
     images   fit_image / estimate_image_tokens: screenshots downscaled to max_pixels, tokens known
-    meter    ModelMeter: a sub-task's model-time budget and the calls / fallbacks of each step
+    meter    ModelMeter: a sub-task's model budgets (time, requests; the run's time through a
+             ModelClock) and the calls / fallbacks of each step
     probe    probe_role / check_roles: is each configured role served, does it answer JSON, take images
 """
 
@@ -19,7 +20,15 @@ from inference.llm.client import (
     client_for,
 )
 from inference.llm.images import FittedImage, estimate_image_tokens, fit_dimensions, fit_image
-from inference.llm.meter import ModelMeter, describe_failure
+from inference.llm.meter import (
+    LocalModelClock,
+    ModelClock,
+    ModelMeter,
+    describe_failure,
+    describe_slow_calls,
+    run_exhausted_reason,
+    run_time_left_s,
+)
 from inference.llm.probe import (
     ALL_ROLES,
     ProbeResult,
@@ -37,6 +46,8 @@ __all__ = [
     "JsonCheck",
     "LLMClient",
     "LLMReply",
+    "LocalModelClock",
+    "ModelClock",
     "ModelMeter",
     "ProbeResult",
     "ProbeStatus",
@@ -44,9 +55,12 @@ __all__ = [
     "check_roles",
     "client_for",
     "describe_failure",
+    "describe_slow_calls",
     "estimate_image_tokens",
     "fit_dimensions",
     "fit_image",
     "probe_role",
     "probe_roles",
+    "run_exhausted_reason",
+    "run_time_left_s",
 ]
