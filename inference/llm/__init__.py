@@ -5,7 +5,8 @@
     images   fit_image / estimate_image_tokens: screenshots downscaled to max_pixels, tokens known
     meter    ModelMeter: a sub-task's model budgets (time, requests; the run's time through a
              ModelClock) and the calls / fallbacks of each step
-    probe    probe_role / check_roles: is each configured role served, does it answer JSON, take images
+    probe    probe_role / check_roles: is each configured role served, does max_tokens plus its
+             prompt_budget fit the served max_model_len, does it answer JSON, take images
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from inference.llm.probe import (
     check_roles,
     probe_role,
     probe_roles,
+    prompt_budget,
 )
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "fit_image",
     "probe_role",
     "probe_roles",
+    "prompt_budget",
     "run_exhausted_reason",
     "run_time_left_s",
 ]

@@ -386,7 +386,8 @@ class _Call:
                 "and budgets.model_s_per_run" if capped else
                 f"the server may be overloaded: check it, or raise DROIDRETRIEVER_LLM__{role}__TIMEOUT_S "
                 f"(or __TOKENS_PER_S, the speed the deadline assumes)")
-        return LLMTimeout(f"{self.where} did not answer within {self.limit_s:g} s", hint=hint)
+        left = ", the model time its sub-task or run had left" if capped else ""
+        return LLMTimeout(f"{self.where} did not answer within {self.limit_s:g} s{left}", hint=hint)
 
     def _record_failure(self, messages: list[dict[str, Any]], image_tokens: int, limit: int,
                         tick: float, outcome: CallOutcome) -> None:
