@@ -267,7 +267,14 @@ class LLMEndpoint(_Section):
     api_key: SecretStr = SecretStr("EMPTY")  # vLLM accepts any key unless started with one
     # The deadline of one model call: every request of it (a retry after a dropped
     # connection or a 5xx, a cut-off answer asked again, the repair round) fits in it.
+    # A call that must generate more tokens gets more time: each request is given at least the
+    # time its max_tokens take at ``tokens_per_s`` (the server's stated decode speed), so a
+    # cut-off retry at twice the limit is not killed by a deadline its first try set.
     timeout_s: float = Field(default=60.0, gt=0, le=600)
+    tokens_per_s: float = Field(default=60.0, gt=0.0, le=10_000.0)
+    # A request slower than this plus its completion tokens at tokens_per_s is counted slow;
+    # slow requests are warned about (an event, the log, the report's footer).
+    slow_call_s: float = Field(default=15.0, gt=0.0, le=600.0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     # None: the role's default (inference.llm.DEFAULT_MAX_TOKENS: the synthesizer's is
     # several thousand, a navigator's action a few hundred).
@@ -310,6 +317,12 @@ class BudgetSettings(_Section):
     # Model time (navigator + evaluator calls, failed ones included) one sub-task may spend;
     # past it the steps are decided by the rules, visibly, instead of waiting on a model.
     model_s_per_subtask: float = Field(default=300.0, gt=0.0, le=7200.0)
+    # Model time of the whole run, every role's calls added (sub-tasks side by side add up):
+    # past it no role calls its model; the rules (the extractive report) decide, visibly.
+    model_s_per_run: float = Field(default=900.0, gt=0.0, le=36_000.0)
+    # Requests (every role, failed ones included) one sub-task may send; past it the rules
+    # decide, visibly: it stops a model that keeps disagreeing with the rules on every page.
+    model_calls_per_subtask: int = Field(default=16, ge=1, le=1000)
     # Tokens of capture text the synthesizer is given; above it, each capture keeps its
     # lines most relevant to the question (search terms, goal words, numbers).
     synthesis_input_tokens: int = Field(default=6000, ge=500, le=100_000)

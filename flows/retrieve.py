@@ -52,7 +52,9 @@ from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
 from inference.rules.apps import app_named, resolve_app
+from tasks.model_clock import RedisModelClock
 from tasks.run_steps import plan_query, report_run, transcribe_recording
+from tasks.synthesis.render import slow_sentences
 
 __all__ = [
     "app_groups",
@@ -117,14 +119,17 @@ def transcribe_task(request: RetrieveRequest) -> Query:
 
 
 @task(name="decompose", cache_policy=NO_CACHE, retries=1)
-def decompose_task(query: Query) -> Plan:
-    """Apps, search terms and page modes for ``query``, over the apps the farm's phones have."""
+def decompose_task(query: Query, run_id: str) -> Plan:
+    """Apps, search terms and page modes for ``query``, over the apps the farm's phones have.
+
+    The decomposer's model time starts the run's model clock (``budgets.model_s_per_run``).
+    """
     services = open_services(load_settings())
     installed = services.registry.installed_apps()
     if not installed:
         raise NoAppsError("no phone of the farm is online, so no app can be searched",
                           hint="start phones with `droidretriever farm up --sim 2`")
-    plan = plan_query(services.settings, query, installed)
+    plan = plan_query(services.settings, query, installed, clock=RedisModelClock(services.redis, run_id))
     if not plan.subtasks:
         notes = "; ".join(n for n in plan.notes[-2:] if not n.startswith("no installed app"))
         heard = f" heard as “{query.heard.text}”" if query.heard is not None else ""
@@ -179,8 +184,14 @@ def synthesize_task(run_id: str, plan: Plan, results: list[SubTaskResult],
     manifest = services.manifests.read(run_id)  # the run's model costs, failed tries included
     files = report_run(services.settings, services.store, run_id=run_id, plan=plan,
                        results=results, stopped=stopped, spent=manifest.tokens,
-                       fallbacks=manifest.fallbacks)
+                       fallbacks=manifest.fallbacks, clock=RedisModelClock(services.redis, run_id))
     report = files.report
+    for role in ("decomposer", "synthesizer"):  # the sub-tasks' roles said so step by step
+        usage = report.tokens.roles.get(role)
+        if usage is not None and usage.slow:
+            sentence = slow_sentences(TokenLedger(roles={role: usage}))[0]
+            services.publish(run_id, RunEventKind.LOG, message=f"slow model server: {sentence}")
+            get_run_logger().warning("slow model server: %s", sentence)
     known = {t.role for t in manifest.fallbacks}
     for tally in report.fallbacks:
         if tally.role not in known:  # the synthesizer's own, decided just now
@@ -260,7 +271,7 @@ def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
         prefect_flow_run_id=str(flow_run_id) if flow_run_id else None))
     services.publish(run_id, RunEventKind.RUN_STARTED, message=query.text)
     try:
-        plan = decompose_task(query)
+        plan = decompose_task(query, run_id)
         planned = tally_fallbacks((plan.fallback,) if plan.fallback else ())
         services.update_manifest(run_id, lambda m: m.model_copy(update={
             "plan": plan, "subtasks": {s.id: SubTaskStatus.PENDING for s in plan.subtasks},

@@ -16,7 +16,8 @@
           |    |    +-- LLMTimeout         no answer before the call's deadline (timeout_s, or the
           |    |                           sub-task's model-time budget)
           |    +-- LLMRequestError         the endpoint answered 4xx: wrong model name, key, images to a
-          |    |                           text-only model: a configuration error, never a fallback
+          |    |    |                      text-only model: a configuration error, never a fallback
+          |    |    +-- LLMContextError    the prompt plus max_tokens exceed the served max_model_len
           |    +-- LLMOutputError          the answer broke its JSON schema even after one repair round,
           |         |                      or was empty or useless (no app, no action)
           |         +-- LLMCutOffError     the answer hit max_tokens twice (finish_reason "length")
@@ -43,6 +44,7 @@ __all__ = [
     "GroundingError",
     "HierarchyError",
     "InferenceError",
+    "LLMContextError",
     "LLMCutOffError",
     "LLMError",
     "LLMOutputError",
@@ -125,6 +127,10 @@ class LLMRequestError(LLMError):
 
     A configuration error: it stops the run with the fix, it is never a per-step fallback.
     """
+
+
+class LLMContextError(LLMRequestError):
+    """The prompt plus ``max_tokens`` exceed the server's context (vLLM's ``--max-model-len``)."""
 
 
 class LLMOutputError(LLMError):

@@ -4,6 +4,7 @@
     runs:<run_id>:control:<serial>        LIST  commands to the run's loop on one phone
     runs:<run_id>:control:<serial>:ack    STR   what that loop is doing about them (ControlAck JSON)
     runs:<run_id>:takeover:<subtask_id>   STR   counter of the screens a person visited (tasks.takeover)
+    runs:<run_id>:model_s                 STR   model seconds the run's roles spent (tasks.model_clock)
     farm:synthetic:<run_id>:<subtask_id>  HASH  step -> serial of a synthetic sub-task (tasks.worker.farm_tasks)
     farm:synthetic:<run_id>:completed     LIST  synthetic sub-tasks that finished, in order
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 __all__ = [
     "control_ack_key",
     "control_key",
+    "model_seconds_key",
     "synthetic_completions_key",
     "synthetic_steps_key",
     "takeover_steps_key",
@@ -45,3 +47,8 @@ def synthetic_completions_key(run_id: str) -> str:
 def takeover_steps_key(run_id: str, subtask_id: str) -> str:
     """The counter numbering the screens a person visited while driving a sub-task's phone."""
     return f"runs:{run_id}:takeover:{subtask_id}"
+
+
+def model_seconds_key(run_id: str) -> str:
+    """The run's model time so far (seconds, a float counter every role adds to)."""
+    return f"runs:{run_id}:model_s"

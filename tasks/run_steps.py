@@ -24,7 +24,7 @@ from droidretriever.models import (
     tally_fallbacks,
 )
 from inference.asr import Transcript, transcriber_for
-from inference.llm import Role, client_for
+from inference.llm import ModelClock, Role, client_for
 from inference.llm_roles.decomposer import decompose
 from inference.perception import redactor_for
 from storage import ObjectStore
@@ -48,14 +48,20 @@ def transcribe_recording(settings: Settings, store: ObjectStore, audio_key: str,
                                                 language=language)
 
 
-def plan_query(settings: Settings, query: Query, installed: Sequence[InstalledApp]) -> Plan:
+def plan_query(settings: Settings, query: Query, installed: Sequence[InstalledApp],
+               clock: ModelClock | None = None) -> Plan:
     """Decompose ``query`` over the farm's apps: LLM1 when configured, else the rules.
 
-    The plan carries the decomposer's requests and, when its model failed, the fallback.
+    The plan carries the decomposer's requests and, when its model failed, the fallback;
+    their time goes on the run's model ``clock`` (``budgets.model_s_per_run``).
     """
     client = client_for(settings, Role.DECOMPOSER)
     redactor = redactor_for(client.endpoint, settings.perception) if client is not None else None
-    return decompose(query, installed, client, redactor=redactor).value
+    plan = decompose(query, installed, client, redactor=redactor).value
+    seconds = sum(c.latency_ms for c in plan.calls) / 1000
+    if clock is not None and seconds:
+        clock.add(seconds)
+    return plan
 
 
 def collect_model_costs(plan: Plan, results: Sequence[SubTaskResult]
@@ -115,11 +121,13 @@ def _not_done(app: AppStatus, results: Sequence[SubTaskResult], act: ActRequest)
 def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Plan,
                results: Sequence[SubTaskResult], stopped: bool = False,
                spent: TokenLedger | None = None, fallbacks: Sequence[FallbackTally] | None = None,
-               ) -> ReportFiles:
+               clock: ModelClock | None = None) -> ReportFiles:
     """Synthesize the grounded report from the run's captures and store report.md/.html.
 
     ``spent`` / ``fallbacks``: the run's model costs so far when the caller kept them
     (the flow's manifest counts failed deliveries too); else those of ``plan`` and ``results``.
+    ``clock``: the run's model time so far (the synthesizer gets what is left of
+    ``budgets.model_s_per_run``).
     """
     captures = collect_captures(results)
     apps = collect_app_statuses(plan, results, stopped)
@@ -128,7 +136,7 @@ def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Pla
         spent, fallbacks = collect_model_costs(plan, results)
     report = synthesize_report(
         run_id=run_id, query=plan.query, captures=captures, apps=apps, store=store,
-        threshold=settings.budgets.grounding_threshold, writer=writer_for(settings),
+        threshold=settings.budgets.grounding_threshold, writer=writer_for(settings, clock),
         search_terms=terms, spent=spent, fallbacks=fallbacks,
     )
     return publish_report(report, captures, store)

@@ -2,9 +2,10 @@
 
 The same checks run once before ``ask``, at the end of ``up`` and when a device
 worker starts (:func:`inference.llm.check_roles`): a role's server answers,
-serves the configured model name, returns JSON for a ``json_schema``
-``response_format``, and takes an image when ``vision`` is on; the transcriber
-answers ``/v1/audio/transcriptions``. See docs/models.md.
+serves the configured model name, has room in the ``max_model_len`` it lists
+for the role's ``max_tokens`` plus its prompt budget, returns JSON for a
+``json_schema`` ``response_format``, and takes an image when ``vision`` is on;
+the transcriber answers ``/v1/audio/transcriptions``. See docs/models.md.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def print_probes(results: Sequence[ProbeResult]) -> None:
 
 @app.command()
 def doctor() -> None:
-    """Check each model role's endpoint (served name, JSON output, images) and the speech server."""
+    """Check each model role's endpoint (served name, context length, JSON output, images) and the speech server."""
     from inference.llm import probe_roles
 
     settings = load_settings()

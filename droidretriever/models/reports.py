@@ -64,7 +64,8 @@ class Report(Frozen):
     markdown: str
     citations: tuple[Citation, ...] = ()
     apps: tuple[AppStatus, ...] = ()
-    synthesizer: str  # "llm:<model>" or "extractive (no model configured)"
+    # "llm:<model>", "extractive (no model configured)" or "extractive (the synthesizer's model failed)"
+    synthesizer: str
     tokens: TokenLedger = TokenLedger()  # the whole run's model tokens, per role
     fallbacks: tuple[FallbackTally, ...] = ()  # roles whose model failed and the rules decided
     warnings: tuple[str, ...] = ()  # what a reader must know: uncited key points, a cut-off answer

@@ -36,6 +36,7 @@ class TokenUsage(Frozen):
     image: int = 0  # estimated from the images' size and the role's max_pixels
     calls: int = 0  # requests sent, failed ones included
     failed: int = 0  # requests that brought no usable answer (error, timeout, bad or cut-off JSON)
+    slow: int = 0  # requests slower than the role's slow_call_s (beyond their tokens' own time)
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
@@ -44,6 +45,7 @@ class TokenUsage(Frozen):
             image=self.image + other.image,
             calls=self.calls + other.calls,
             failed=self.failed + other.failed,
+            slow=self.slow + other.slow,
         )
 
     @property

@@ -3,8 +3,10 @@
     client   LLMClient (json_schema guided decoding, repair round, cut-off retry, one deadline
              per call, every request counted), ChatMessage, LLMReply, Role, client_for
     images   fit_image / estimate_image_tokens: screenshots downscaled to max_pixels, tokens known
-    meter    ModelMeter: a sub-task's model-time budget and the calls / fallbacks of each step
-    probe    probe_role / check_roles: is each configured role served, does it answer JSON, take images
+    meter    ModelMeter: a sub-task's model budgets (time, requests; the run's time through a
+             ModelClock) and the calls / fallbacks of each step
+    probe    probe_role / check_roles: is each configured role served, does max_tokens plus its
+             prompt_budget fit the served max_model_len, does it answer JSON, take images
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from inference.llm.client import (
     client_for,
 )
 from inference.llm.images import FittedImage, estimate_image_tokens, fit_dimensions, fit_image
-from inference.llm.meter import ModelMeter, describe_failure
+from inference.llm.meter import (
+    LocalModelClock,
+    ModelClock,
+    ModelMeter,
+    describe_failure,
+    describe_slow_calls,
+    run_exhausted_reason,
+    run_time_left_s,
+)
 from inference.llm.probe import (
     ALL_ROLES,
     ProbeResult,
@@ -27,6 +37,7 @@ from inference.llm.probe import (
     check_roles,
     probe_role,
     probe_roles,
+    prompt_budget,
 )
 
 __all__ = [
@@ -37,6 +48,8 @@ __all__ = [
     "JsonCheck",
     "LLMClient",
     "LLMReply",
+    "LocalModelClock",
+    "ModelClock",
     "ModelMeter",
     "ProbeResult",
     "ProbeStatus",
@@ -44,9 +57,13 @@ __all__ = [
     "check_roles",
     "client_for",
     "describe_failure",
+    "describe_slow_calls",
     "estimate_image_tokens",
     "fit_dimensions",
     "fit_image",
     "probe_role",
     "probe_roles",
+    "prompt_budget",
+    "run_exhausted_reason",
+    "run_time_left_s",
 ]

@@ -11,14 +11,20 @@ raises :class:`LLMOutputError`. An answer cut off at ``max_tokens``
 (``finish_reason: length``) is asked again once with twice the limit, then
 raises :class:`LLMCutOffError`.
 
-Every call has one deadline (the role's ``timeout_s``, or less when the caller
-has less model time left): the retry of a dropped connection or a 5xx, the
-cut-off retry and the repair round all fit in it. Transport faults are
-translated once, here: timeouts -> :class:`LLMTimeout`, refused / dropped
-connections, 5xx and 429 -> :class:`LLMUnavailable`, other 4xx ->
-:class:`LLMRequestError` (a configuration error). Each request becomes a
-:class:`ModelCall` with its tokens (estimated locally when the server reports
-none, and for requests that failed), on the reply or on the error.
+Every call has one deadline, derived from the tokens it asks for: at least
+the role's ``timeout_s``, and at least the time ``max_tokens`` take at the
+role's stated ``tokens_per_s``. A request that follows an answer (the cut-off
+retry at twice the limit, the repair round) moves the deadline to give it the
+time its own limit needs; the retry of a dropped connection or a 5xx fits in
+the deadline as it stands. The caller's ``deadline_s`` (the model time its
+sub-task or run has left) caps all of it. Transport faults are translated
+once, here: timeouts -> :class:`LLMTimeout`, refused / dropped connections,
+5xx and 429 -> :class:`LLMUnavailable`, a prompt too long for the served
+context -> :class:`LLMContextError`, other 4xx -> :class:`LLMRequestError` (a
+configuration error). Each request becomes a :class:`ModelCall` with its
+tokens (estimated locally when the server reports none, and for requests that
+failed), on the reply or on the error; one slower than the role's
+``slow_call_s`` beyond its tokens' own time is counted ``slow``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from droidretriever.errors import ConfigError
 from droidretriever.models import CallOutcome, ModelCall, TokenUsage
 from droidretriever.text import mask_url
 from inference.errors import (
+    LLMContextError,
     LLMCutOffError,
     LLMError,
     LLMOutputError,
@@ -71,6 +78,15 @@ _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _MAX_LIMIT = 32768
 _RETRY_PAUSE_S = 0.2
 _MESSAGE_OVERHEAD = 4  # tokens a chat template adds per message (role markers)
+# vLLM's words for a prompt plus max_tokens over --max-model-len (several versions' wordings).
+_CONTEXT_RE = re.compile(r"context length|max_model_len|context window|prompt is too long", re.IGNORECASE)
+# Where each role's input is bounded, for the fix of a prompt too long for the served context.
+INPUT_SETTINGS: dict[str, str] = {
+    "decomposer": "the question (and the installed apps listed with it)",
+    "navigator": "DROIDRETRIEVER_PERCEPTION__DESCRIPTION_TOKEN_BUDGET",
+    "evaluator": "DROIDRETRIEVER_PERCEPTION__DESCRIPTION_TOKEN_BUDGET",
+    "synthesizer": "DROIDRETRIEVER_BUDGETS__SYNTHESIS_INPUT_TOKENS",
+}
 
 
 class Role(StrEnum):
@@ -161,6 +177,16 @@ class LLMClient:
         """How traces and reports name this policy: ``llm:<model>``."""
         return f"llm:{self.model}"
 
+    def request_s(self, limit: int) -> float:
+        """The time one request with ``limit`` completion tokens is given: ``timeout_s`` at least,
+        and at least what the tokens take at the role's stated ``tokens_per_s``."""
+        return max(self.endpoint.timeout_s, limit / self.endpoint.tokens_per_s)
+
+    def is_slow(self, latency_s: float, completion: int) -> bool:
+        """Whether a request took ``slow_call_s`` longer than its completion tokens need."""
+        endpoint = self.endpoint
+        return latency_s > endpoint.slow_call_s + completion / endpoint.tokens_per_s
+
     def chat_json(
         self,
         messages: Sequence[ChatMessage],
@@ -241,11 +267,23 @@ class _Call:
 
     def __init__(self, client: LLMClient, deadline_s: float | None) -> None:
         self.client = client
-        self.limit_s = client.endpoint.timeout_s if deadline_s is None else max(0.0, min(
-            deadline_s, client.endpoint.timeout_s))
         self.started = time.perf_counter()
-        self.deadline = self.started + self.limit_s
+        # The caller's cap (the model time its sub-task or run has left), never moved.
+        self.cap = None if deadline_s is None else self.started + max(0.0, deadline_s)
+        self.deadline = self._capped(self.started + client.request_s(client.max_tokens))
         self.calls: list[ModelCall] = []
+
+    @property
+    def limit_s(self) -> float:
+        """The call's deadline as seconds from its start."""
+        return round(self.deadline - self.started, 3)
+
+    def _capped(self, deadline: float) -> float:
+        return deadline if self.cap is None else min(deadline, self.cap)
+
+    def allow(self, limit: int) -> None:
+        """A request following an answer gets the time its own ``limit`` needs (within the cap)."""
+        self.deadline = self._capped(max(self.deadline, time.perf_counter() + self.client.request_s(limit)))
 
     @property
     def where(self) -> str:
@@ -256,6 +294,8 @@ class _Call:
         """The answer's content; a cut-off answer is asked again once with twice the limit."""
         limit = self.client.max_tokens
         for retried in (False, True):
+            if self.calls:  # a repair round or the cut-off retry: its own tokens' time
+                self.allow(limit)
             content, finish = self._request(payload, response_format, limit)
             if finish != "length":
                 return content
@@ -340,18 +380,24 @@ class _Call:
         return True
 
     def _timeout(self) -> LLMTimeout:
-        return LLMTimeout(
-            f"{self.where} did not answer within {self.limit_s:g} s",
-            hint="the server may be overloaded: raise timeout_s for this role, or check it",
-        )
+        role = self.client.role.upper()
+        capped = self.cap is not None and self.deadline >= self.cap
+        hint = ("the model time left to the sub-task or run ended the call: see budgets.model_s_per_subtask "
+                "and budgets.model_s_per_run" if capped else
+                f"the server may be overloaded: check it, or raise DROIDRETRIEVER_LLM__{role}__TIMEOUT_S "
+                f"(or __TOKENS_PER_S, the speed the deadline assumes)")
+        left = ", the model time its sub-task or run had left" if capped else ""
+        return LLMTimeout(f"{self.where} did not answer within {self.limit_s:g} s{left}", hint=hint)
 
     def _record_failure(self, messages: list[dict[str, Any]], image_tokens: int, limit: int,
                         tick: float, outcome: CallOutcome) -> None:
         prompt = _estimate_prompt(messages) + image_tokens
+        latency_s = time.perf_counter() - tick
+        slow = int(self.client.is_slow(latency_s, 0))
         self.calls.append(ModelCall(
             role=self.client.role, model=self.client.model, outcome=outcome, estimated=True,
-            usage=TokenUsage(prompt=prompt, image=image_tokens, calls=1, failed=1),
-            latency_ms=(time.perf_counter() - tick) * 1000, max_tokens=limit,
+            usage=TokenUsage(prompt=prompt, image=image_tokens, calls=1, failed=1, slow=slow),
+            latency_ms=latency_s * 1000, max_tokens=limit,
         ))
 
     def _record_answer(self, response: Any, messages: list[dict[str, Any]], image_tokens: int,
@@ -366,9 +412,12 @@ class _Call:
         else:
             usage = TokenUsage(prompt=_estimate_prompt(messages) + image_tokens,
                                completion=count_tokens(content), image=image_tokens, calls=1)
+        latency_s = time.perf_counter() - tick
+        if self.client.is_slow(latency_s, usage.completion):
+            usage = usage.model_copy(update={"slow": 1})
         self.calls.append(ModelCall(
             role=self.client.role, model=self.client.model, usage=usage, estimated=reported is None,
-            latency_ms=(time.perf_counter() - tick) * 1000, max_tokens=limit,
+            latency_ms=latency_s * 1000, max_tokens=limit,
         ))
         if choice is None:
             self.mark_last(CallOutcome.INVALID)
@@ -383,6 +432,14 @@ def _status_error(where: str, client: LLMClient, exc: openai.APIStatusError) -> 
             hint="the server is failing or saturated; retry later or check its logs",
         )
     role = client.role.upper()
+    if _CONTEXT_RE.search(exc.message):
+        return LLMContextError(
+            f"{where} refused the request with HTTP {exc.status_code}: the prompt and max_tokens exceed "
+            f"the served context ({_short(exc.message)})",
+            hint=f"shorten the input ({INPUT_SETTINGS.get(client.role, 'the prompt')}) or lower "
+                 f"DROIDRETRIEVER_LLM__{role}__MAX_TOKENS, or raise the server's max_model_len "
+                 "(vLLM: --max-model-len); `droidretriever doctor` checks both",
+        )
     hint = (f"check DROIDRETRIEVER_LLM__{role}__MODEL against the server's served model names "
             "(`droidretriever doctor` lists them), the API key, and that the server is OpenAI-compatible")
     if client.endpoint.vision and re.search(r"image|multimodal|modalit", exc.message, re.IGNORECASE):

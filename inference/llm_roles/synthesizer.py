@@ -109,14 +109,19 @@ def _keep_relevant(capture: CaptureText, budget: int, words: set[str], terms: li
 
 def synthesize_report(
     client: LLMClient, *, task: str, captures: Sequence[CaptureText], redactor: Redactor | None = None,
+    deadline_s: float | None = None,
 ) -> LLMReply[str]:
-    """Ask LLM4 for the Markdown report (a table for comparisons, a narrative otherwise)."""
+    """Ask LLM4 for the Markdown report (a table for comparisons, a narrative otherwise).
+
+    ``deadline_s``: the model time the run has left (caps the call's own deadline).
+    """
     shown = redactor.redact_text(task).text if redactor is not None else task
     prompt = render_prompt("synthesizer", task=shown, interfaces=list(captures))
     reply = client.chat_text(
         [
             ChatMessage(role="system", content=prompt.system),
             ChatMessage(role="user", content=prompt.user),
-        ]
+        ],
+        deadline_s=deadline_s,
     )
     return reply.model_copy(update={"prompt_version": prompt.version})

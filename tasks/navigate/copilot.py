@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from device_farm.driver import Driver
 from droidretriever.config import BudgetSettings
 from droidretriever.models import AppMap, RunEvent, SubTask
-from inference.llm import LLMClient, ModelMeter
+from inference.llm import LLMClient, ModelClock, ModelMeter
 from inference.maps import MapGuide, render_manual
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
@@ -86,6 +86,8 @@ class Copilot:
     restart_app: bool = True  # False: the first try starts on whatever the phone shows
     help_document: str | None = None  # an app manual for the LLM navigator (UICOMPASS)
     evaluator_pages: Literal["targets", "every_page"] = "targets"  # settings.llm.evaluator_pages
+    # The run's model time, shared by all its roles (budgets.model_s_per_run); None: not bounded.
+    model_clock: ModelClock | None = None
 
     def build_chain(self, meter: ModelMeter | None = None, guide: MapGuide | None = None
                     ) -> tuple[PolicyChain, RouteMemoryPolicy | None]:

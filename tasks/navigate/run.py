@@ -3,13 +3,17 @@
 Every step, capture and pause goes out as a ``RunEvent`` (the dashboard, the
 CLI and the stored trace read the same stream); :class:`SubTaskRun` is the
 one place that builds those events. Its :class:`ModelMeter` holds the
-sub-task's model-time budget; each recorded step takes the model requests and
+sub-task's model budgets (time, requests, and the run's time through the
+copilot's model clock); each recorded step takes the model requests and
 fallbacks made since the last one, and each fallback goes out as a
-``model_fallback`` event naming the role, the reason and the count so far.
+``model_fallback`` event naming the role, the reason and the count so far. A
+step whose requests were slow (``llm.<role>.slow_call_s``) says so in a ``log``
+event and the worker's log.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from device_farm.models import DeviceObservation
@@ -25,7 +29,7 @@ from droidretriever.models import (
     SubTaskStatus,
     TokenUsage,
 )
-from inference.llm import ModelMeter
+from inference.llm import ModelMeter, describe_slow_calls
 from inference.maps import MapGuide
 from inference.perception import Observation
 from inference.rules.apps import names_for
@@ -33,6 +37,8 @@ from tasks.mapping.patch import MapPatches
 from tasks.navigate.copilot import Copilot, NavigateRequest
 
 __all__ = ["SubTaskRun", "TryEnd", "to_observation"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,9 @@ class SubTaskRun:
     patches: MapPatches | None = field(init=False)  # screens reached that the map lacks
 
     def __post_init__(self) -> None:
-        self.meter = ModelMeter(self.copilot.budgets.model_s_per_subtask)
+        budgets = self.copilot.budgets
+        self.meter = ModelMeter(budgets.model_s_per_subtask, max_calls=budgets.model_calls_per_subtask,
+                                clock=self.copilot.model_clock, run_budget_s=budgets.model_s_per_run)
         subtask = self.subtask
         app_map = self.copilot.load_map(subtask.package)
         self.guide = None
@@ -99,6 +107,10 @@ class SubTaskRun:
                                            "fallbacks": (*step.fallbacks, *fallbacks)})
         self.steps.append(step)
         self.publish(RunEventKind.STEP, step.policy, step=step)
+        slow = describe_slow_calls(step.calls)
+        if slow:
+            log.warning("%s step %d: %s", self.subtask.id, step.step, slow)
+            self.publish(RunEventKind.LOG, f"step {step.step}: {slow}")
         if step.intervention:
             self.intervened = False
         for fallback in step.fallbacks:

@@ -30,6 +30,7 @@ from storage import (
     subtask_scope,
 )
 from tasks.control import RedisControlChannel
+from tasks.model_clock import RedisModelClock
 from tasks.navigate import Copilot, NavigateRequest, ObjectStoreBlobs, navigate_subtask
 from tasks.worker import BoundDevice, device_task
 
@@ -62,7 +63,7 @@ def build_copilot(device: BoundDevice, request: NavigateRequest) -> Copilot:
         control=RedisControlChannel(client), memory=RouteMemory(ObjectStoreBlobs(store)),
         maps=MapStore(store) if settings.maps.use else None,
         navigator=client_for(settings, Role.NAVIGATOR), evaluator=client_for(settings, Role.EVALUATOR),
-        evaluator_pages=settings.llm.evaluator_pages,
+        evaluator_pages=settings.llm.evaluator_pages, model_clock=RedisModelClock(client, request.run_id),
     )
 
 

@@ -26,11 +26,13 @@ from collections.abc import Mapping, Sequence
 
 from markdown_it import MarkdownIt
 
-from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus
+from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus, TokenLedger
 from droidretriever.text import escape_controls
 from tasks.synthesis.citations import CitationMark, replace_citations
 
-__all__ = ["footer_lines", "render_report_html", "render_report_markdown", "render_report_terminal"]
+__all__ = [
+    "footer_lines", "render_report_html", "render_report_markdown", "render_report_terminal", "slow_sentences",
+]
 
 _STATUS = {
     SubTaskStatus.COMPLETED: ("completed", "ok"),
@@ -214,6 +216,7 @@ def footer_lines(report: Report) -> list[str]:
     """The models' footer: each role's calls and tokens, fallbacks to the rules, warnings."""
     lines = [f"- **Warning:** {w}." for w in report.warnings]
     lines += [f"- **Fallback:** {tally.sentence()}." for tally in report.fallbacks]
+    lines += [f"- **Slow server:** {sentence}." for sentence in slow_sentences(report.tokens)]
     for role, usage in report.tokens.roles.items():
         failed = f" ({usage.failed} failed)" if usage.failed else ""
         image = f" ({usage.image:,} of them image)" if usage.image else ""
@@ -223,6 +226,13 @@ def footer_lines(report: Report) -> list[str]:
     if len(report.tokens.roles) > 1:
         lines.append(f"- all roles: {total.calls} calls, {total.total:,} tokens")
     return lines
+
+
+def slow_sentences(tokens: TokenLedger) -> list[str]:
+    """One sentence per role whose requests were slow (``llm.<role>.slow_call_s``)."""
+    return [f"{usage.slow} of the {role}'s {usage.calls} requests took longer than its slow_call_s beyond "
+            "their tokens' time at its tokens_per_s; check the model server's load"
+            for role, usage in tokens.roles.items() if usage.slow]
 
 
 def render_report_terminal(report: Report) -> str:

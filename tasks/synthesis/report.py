@@ -7,13 +7,15 @@
 
 A :class:`ReportWriter` is whatever writes the markdown. Without one (no
 model configured) the extractive writer runs and the report says so. When the
-model fails (unreachable, timed out, cut off, bad output), or its report has
-no key point backed by a grounded citation, the extractive report is written
-instead, with the reason stated in its banner: the run still ends with a
-report built from what was captured. A report with some uncited key points is
-published with them marked and a warning. A model that refuses the request
-(4xx) is a configuration error and is raised. The report carries the run's
-model tokens per role and every fallback to the rules (its footer shows them).
+model fails (unreachable, timed out, out of the run's model time, cut off,
+refused with a 4xx such as a prompt too long for the served context, an
+empty or keyless answer), or its report has no key point backed by a
+grounded citation, the extractive report is written instead, with a banner
+that says "the synthesizer's model failed", why, and the fix: the run still
+ends with a report built from what was captured, never without one. A report
+with some uncited key points is published with them marked and a warning. The
+report carries the run's model tokens per role and every fallback to the
+rules (its footer shows them).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import (
     AppStatus,
+    CallOutcome,
     Capture,
     FallbackTally,
     LineSpan,
@@ -42,18 +45,23 @@ from inference.llm_roles import describe_failure
 from tasks.synthesis.checks import check_key_points, mark_uncited
 from tasks.synthesis.citations import iter_citation_marks
 from tasks.synthesis.evidence import EvidenceStore, store_highlight_crops
-from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive
+from tasks.synthesis.extractive import EXTRACTIVE_BANNER, EXTRACTIVE_NAME, write_extractive
 from tasks.synthesis.grounding import ground_citations
 from tasks.synthesis.render import render_report_html, render_report_markdown
 
 __all__ = [
+    "FAILED_MODEL_NAME",
     "ReportFiles",
     "ReportWriter",
     "WrittenMarkdown",
     "build_report",
+    "failed_model_banner",
     "publish_report",
     "synthesize_report",
 ]
+
+
+FAILED_MODEL_NAME = "extractive (the synthesizer's model failed)"
 
 
 class WrittenMarkdown(BaseModel):
@@ -112,53 +120,102 @@ def synthesize_report(
     ``spent`` and ``fallbacks``: what the run's other model roles cost and where their
     rules decided; the synthesizer's own calls and fallback are added to them.
     """
-    written: WrittenMarkdown | None = None
-    failure = ""
-    calls: tuple[ModelCall, ...] = ()
-    report: Report | None = None
-    warnings: list[str] = []
-    if writer is not None:
-        try:
-            written = writer.write_report(query, captures, apps, search_terms)
-            calls = written.calls
-        except LLMError as exc:
-            calls = exc.calls
-            if not exc.transient:
-                raise  # a configuration error (4xx) stops the run with its fix
-            failure = f"{describe_failure(exc)} ({exc.hint})" if exc.hint else describe_failure(exc)
-        except DroidRetrieverError as exc:  # the model's own errors; a bug elsewhere still raises
-            failure = f"{exc} ({exc.hint})" if exc.hint else str(exc)
-    if written is not None:
-        report = build_report(run_id=run_id, query=query, markdown=written.markdown,
-                              captures=captures, apps=apps, synthesizer=written.synthesizer,
-                              threshold=threshold, page_dumps=written.page_dumps)
-        check = check_key_points(report.markdown, report.citations)
-        if check.points and check.grounded == 0:
-            failure = (f"its answer has {len(check.points)} key points and no citation grounded on the "
-                       "captures, so it is not shown")
-            report = None
-        elif check.uncited:
-            warnings.append(check.warning())
-            report = report.model_copy(update={"markdown": mark_uncited(report.markdown, check)})
+    attempt = _ask_model(writer, run_id=run_id, query=query, captures=captures, apps=apps,
+                         threshold=threshold, search_terms=search_terms) if writer is not None else None
     own: list[ModelFallback] = []
+    report = attempt.report if attempt is not None else None
     if report is None:
-        # Relative dates ("last month") count from the phone's date, as its pages do.
-        today = max((c.phone_date for c in captures if c.phone_date is not None), default=None)
-        extractive = write_extractive(query, captures, apps, search_terms, today=today)
-        markdown = extractive.markdown
-        if failure:  # one banner line for another: the page dumps' line numbers hold
+        failure = attempt.failure if attempt is not None else ""
+        if failure:
             own.append(ModelFallback(role="synthesizer", reason=failure))
-            markdown = markdown.replace(
-                "> **Extractive summary: no language model is configured.**",
-                f"> **Extractive summary: the report model failed** ({failure}).", 1)
-        report = build_report(run_id=run_id, query=query, markdown=markdown, captures=captures,
-                              apps=apps, synthesizer=EXTRACTIVE_NAME, threshold=threshold,
-                              page_dumps=extractive.page_dumps)
+        report = _extractive_report(run_id=run_id, query=query, captures=captures, apps=apps,
+                                    threshold=threshold, search_terms=search_terms, failure=failure)
+    calls = attempt.calls if attempt is not None else ()
     citations = store_highlight_crops(store, run_id, report.citations, captures)
     return report.model_copy(update={
         "citations": citations, "tokens": spent + TokenLedger.of(calls),
-        "fallbacks": merge_tallies(fallbacks, tally_fallbacks(own)), "warnings": tuple(warnings),
+        "fallbacks": merge_tallies(fallbacks, tally_fallbacks(own)),
+        "warnings": attempt.warnings if attempt is not None else (),
     })
+
+
+class _Attempt(BaseModel):
+    """What asking the synthesizer's model came to: a report to publish, or why not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    report: Report | None = None
+    failure: str = ""  # why the model's report is not published ("" when it is)
+    calls: tuple[ModelCall, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def _ask_model(writer: ReportWriter, *, run_id: str, query: Query, captures: Sequence[Capture],
+               apps: Sequence[AppStatus], threshold: float, search_terms: Sequence[str]) -> _Attempt:
+    """The model's report, checked; any failure of the model (a 4xx too) is a reason, never a lost run.
+
+    An answer with no key point (``{}``, a lone heading) or none backed by a grounded
+    citation is a failed call: its last request is counted failed.
+    """
+    try:
+        written = writer.write_report(query, captures, apps, search_terms)
+    except LLMError as exc:
+        # Even a refused request (4xx: a prompt too long for the served context, a wrong
+        # model name) ends in a report over what was captured, with the fix in its banner.
+        return _Attempt(failure=_with_hint(describe_failure(exc), exc.hint), calls=exc.calls)
+    except DroidRetrieverError as exc:  # the model's own errors; a bug elsewhere still raises
+        return _Attempt(failure=_with_hint(str(exc), exc.hint))
+    report = build_report(run_id=run_id, query=query, markdown=written.markdown,
+                          captures=captures, apps=apps, synthesizer=written.synthesizer,
+                          threshold=threshold, page_dumps=written.page_dumps)
+    check = check_key_points(report.markdown, report.citations)
+    failure = ""
+    if not check.points:
+        shown = " ".join(written.markdown.split())
+        failure = f"its answer has no key point ({shown[:60]!r}{'…' if len(shown) > 60 else ''})"
+    elif check.grounded == 0:
+        failure = (f"its answer has {len(check.points)} key points and no citation grounded on the "
+                   "captures, so it is not shown")
+    if failure:
+        return _Attempt(failure=failure, calls=_failed_last(written.calls))
+    if not check.uncited:
+        return _Attempt(report=report, calls=written.calls)
+    marked = report.model_copy(update={"markdown": mark_uncited(report.markdown, check)})
+    return _Attempt(report=marked, calls=written.calls, warnings=(check.warning(),))
+
+
+def _extractive_report(*, run_id: str, query: Query, captures: Sequence[Capture], apps: Sequence[AppStatus],
+                       threshold: float, search_terms: Sequence[str], failure: str) -> Report:
+    """The extractive report; when the synthesizer's model failed, its banner says so and why."""
+    # Relative dates ("last month") count from the phone's date, as its pages do.
+    today = max((c.phone_date for c in captures if c.phone_date is not None), default=None)
+    extractive = write_extractive(query, captures, apps, search_terms, today=today)
+    markdown, name = extractive.markdown, EXTRACTIVE_NAME
+    if failure:  # one banner line for another: the page dumps' line numbers hold
+        markdown = markdown.replace(EXTRACTIVE_BANNER, failed_model_banner(failure), 1)
+        name = FAILED_MODEL_NAME
+    return build_report(run_id=run_id, query=query, markdown=markdown, captures=captures, apps=apps,
+                        synthesizer=name, threshold=threshold, page_dumps=extractive.page_dumps)
+
+
+def failed_model_banner(failure: str) -> str:
+    """The extractive report's banner when a synthesizer model is configured and failed."""
+    return (f"> **Extractive summary: the synthesizer's model failed: {failure.rstrip('.')}.** The lines "
+            "below are copied from the captured screens and picked by matching your question's words; "
+            "nothing was interpreted or checked for completeness. Open a citation to see its evidence.")
+
+
+def _with_hint(reason: str, hint: str) -> str:
+    return f"{reason} (fix: {hint})" if hint else reason
+
+
+def _failed_last(calls: tuple[ModelCall, ...]) -> tuple[ModelCall, ...]:
+    """``calls`` with the last one counted failed (it answered, but with nothing usable)."""
+    if not calls:
+        return calls
+    last = calls[-1]
+    usage = last.usage.model_copy(update={"failed": 1})
+    return (*calls[:-1], last.model_copy(update={"outcome": CallOutcome.INVALID, "usage": usage}))
 
 
 def publish_report(report: Report, captures: Sequence[Capture], store: EvidenceStore) -> ReportFiles:

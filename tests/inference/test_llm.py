@@ -100,16 +100,15 @@ def test_semantic_check_failure_gets_the_repair_round(stub: OpenAIStub) -> None:
 def test_timeout_is_a_typed_error(stub: OpenAIStub) -> None:
     stub.enqueue(ScriptedReply(content="{}", delay_s=3.0))
     with pytest.raises(LLMTimeout, match=r"did not answer within 0.3 s"):
-        make_client(stub, timeout_s=0.3).chat_json(ask(), Price)
+        make_client(stub, timeout_s=0.3, tokens_per_s=10_000).chat_json(ask(), Price)
     assert issubclass(LLMTimeout, LLMUnavailable)  # callers fall back on either
 
 
 def test_one_deadline_covers_the_whole_call(stub: OpenAIStub) -> None:
     """Table row 12: a hanging server costs one timeout per call, not timeout x SDK retries."""
     stub.enqueue(ScriptedReply(content="{}", delay_s=3.0), ScriptedReply(content="{}", delay_s=3.0))
-    client = LLMClient(
-        LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3), role="evaluator", max_retries=1
-    )
+    endpoint = LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3, tokens_per_s=10_000)
+    client = LLMClient(endpoint, role="evaluator", max_retries=1)
     started = time.perf_counter()
     with pytest.raises(LLMTimeout) as caught:
         client.chat_text(ask())

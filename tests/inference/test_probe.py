@@ -9,7 +9,7 @@ import pytest
 from droidretriever.config import LLMEndpoint, load_settings
 from droidretriever.testing import Answer, RecordingOpenAIServer, ServedModel, free_port
 from inference.errors import LLMRequestError, LLMUnavailable
-from inference.llm import ProbeStatus, check_roles, probe_role
+from inference.llm import ProbeStatus, check_roles, probe_role, probe_roles, prompt_budget
 
 
 @pytest.fixture
@@ -85,3 +85,30 @@ def test_a_server_that_does_not_answer_is_unreachable() -> None:
     with pytest.raises(LLMUnavailable, match="no answer from") as caught:
         check_roles(settings, ("decomposer",))
     assert "docs/models.md" in caught.value.hint
+
+
+def test_max_tokens_over_the_served_context_is_refused_with_the_fix() -> None:
+    """Issue 31 item 3: `vllm serve --max-model-len 8192` lists 8192; max_tokens 8192 can never fit."""
+    with RecordingOpenAIServer([ServedModel("qwen-8k", max_model_len=8192)]) as server:
+        settings = load_settings(llm={"synthesizer": {"base_url": server.base_url, "model": "qwen-8k",
+                                                      "max_tokens": 8192}})
+        (result,) = probe_roles(settings, ("synthesizer",))
+        budget = prompt_budget(settings, "synthesizer")
+        assert server.requests_for("qwen-8k") == []  # found from /v1/models alone, nothing sent
+    assert budget is not None and budget > settings.budgets.synthesis_input_tokens
+    assert result.status is ProbeStatus.REFUSED and result.passed == ("served",)
+    assert f"max_tokens 8192 + a prompt of up to {budget} tokens" in result.detail
+    assert "max_model_len 8192" in result.detail
+    assert result.fix.startswith(f"lower DROIDRETRIEVER_LLM__SYNTHESIZER__MAX_TOKENS to at most {8192 - budget}")
+    assert "DROIDRETRIEVER_BUDGETS__SYNTHESIS_INPUT_TOKENS" in result.fix and "--max-model-len" in result.fix
+
+
+def test_a_role_that_fits_the_served_context_passes_the_check() -> None:
+    with RecordingOpenAIServer([ServedModel("qwen-vl", vision=True, max_model_len=32_768)]) as server:
+        settings = load_settings(llm={"navigator": {"base_url": server.base_url, "model": "qwen-vl",
+                                                    "vision": True}})
+        (result,) = probe_roles(settings, ("navigator",))
+    assert result.status is ProbeStatus.OK
+    assert result.passed == ("served", "context", "json_schema", "image")
+    # The image at max_pixels counts in the navigator's prompt budget.
+    assert prompt_budget(settings, "navigator") == (prompt_budget(load_settings(), "navigator") or 0) + 256

@@ -162,9 +162,8 @@ def test_model_answer_in_the_papers_spelling_becomes_a_plan() -> None:
 def test_model_failure_falls_back_to_rules_and_says_so(failure: ScriptedReply) -> None:
     with OpenAIStub() as stub:
         stub.enqueue(failure)
-        client = LLMClient(
-            LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3), role="decomposer", max_retries=0
-        )
+        endpoint = LLMEndpoint(base_url=stub.base_url, model="m", timeout_s=0.3, tokens_per_s=10_000)
+        client = LLMClient(endpoint, role="decomposer", max_retries=0)
         outcome = decompose(Query(text="Is a Big Mac cheaper on Meituan or Ele.me?"), INSTALLED, client)
     plan = outcome.value
     assert outcome.policy == "rules" and plan.fallback is not None and plan.fallback.role == "decomposer"

@@ -184,7 +184,7 @@ def test_llm_timeout_falls_back_to_the_rules_verdict() -> None:
 
     with OpenAIStub() as stub:
         stub.enqueue(ScriptedReply(content="{}", delay_s=2.0))
-        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval", timeout_s=0.3),
+        client = LLMClient(LLMEndpoint(base_url=stub.base_url, model="eval", timeout_s=0.3, tokens_per_s=10_000),
                            role="evaluator", max_retries=0)
         outcome = evaluate(subtask(PageMode.LIST_VIEW), results_screen(), description="d", client=client)
     assert outcome.policy == "rules" and outcome.value.complete

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
 from pydantic import AnyHttpUrl
 
 from droidretriever.config import BudgetSettings, LLMEndpoint, LLMSettings, load_settings
 from droidretriever.models import AppStatus, Bounds, Query, SubTaskStatus, UIElement
 from droidretriever.testing import DrawnCapture, OpenAIStub, ScriptedReply
-from inference.errors import LLMRequestError
 from inference.perception import count_tokens
 from tasks.synthesis.evidence import FolderStore
-from tasks.synthesis.extractive import EXTRACTIVE_NAME
 from tasks.synthesis.llm_writer import writer_for
 from tasks.synthesis.render import render_report_markdown
-from tasks.synthesis.report import synthesize_report
+from tasks.synthesis.report import FAILED_MODEL_NAME, synthesize_report
 
 APPS = (AppStatus(app_label="Meituan", package="com.sankuai.meituan", status=SubTaskStatus.COMPLETED),
         AppStatus(app_label="Ele.me", package="me.ele", status=SubTaskStatus.COMPLETED))
@@ -65,23 +62,24 @@ def test_model_failure_falls_back_to_an_extractive_report_that_says_so(
         writer = writer_for(settings_for(stub))
         report = synthesize_report(run_id="run-fail", query=QUERY, captures=[meituan.capture],
                                    apps=APPS[:1], store=store, threshold=0.8, writer=writer)
-    assert report.synthesizer == EXTRACTIVE_NAME
-    assert "the report model failed" in report.markdown
+    assert report.synthesizer == FAILED_MODEL_NAME
+    assert "the synthesizer's model failed: " in report.markdown
+    assert "no language model is configured" not in report.markdown
     assert "¥25.5" in report.markdown and all(c.grounded for c in report.citations)
     assert [(t.role, t.count) for t in report.fallbacks] == [("synthesizer", 1)]
     assert report.tokens.roles["synthesizer"].failed == 2  # both requests counted
     assert "the synthesizer's model failed once" in render_report_markdown(report)
 
 
-def test_a_refused_request_is_a_configuration_error_not_a_fallback(
-        meituan: DrawnCapture, store: FolderStore) -> None:
+def test_a_refused_request_keeps_the_captures_with_its_fix(meituan: DrawnCapture, store: FolderStore) -> None:
+    """Issue 31 item 3: a 4xx at the end of a run is no reason to lose the run's captures."""
     with OpenAIStub() as stub:
         stub.enqueue(ScriptedReply(status=404, content="The model `x` does not exist."))
-        writer = writer_for(settings_for(stub))
-        with pytest.raises(LLMRequestError, match="HTTP 404") as caught:
-            synthesize_report(run_id="run-404", query=QUERY, captures=[meituan.capture],
-                              apps=APPS[:1], store=store, threshold=0.8, writer=writer)
-    assert "MODEL" in caught.value.hint
+        report = synthesize_report(run_id="run-404", query=QUERY, captures=[meituan.capture],
+                                   apps=APPS[:1], store=store, threshold=0.8, writer=writer_for(settings_for(stub)))
+    assert report.synthesizer == FAILED_MODEL_NAME and "¥25.5" in report.markdown
+    assert "refused the request with HTTP 404" in report.markdown and "LLM__SYNTHESIZER__MODEL" in report.markdown
+    assert report.tokens.roles["synthesizer"].failed == 1
 
 
 def test_a_cut_off_report_is_not_published(meituan: DrawnCapture, store: FolderStore) -> None:
@@ -95,7 +93,7 @@ def test_a_cut_off_report_is_not_published(meituan: DrawnCapture, store: FolderS
                                    apps=APPS[:1], store=store, threshold=0.8, writer=writer)
         limits = [r["max_tokens"] for r in stub.requests]
     assert limits == [4096, 8192]
-    assert report.synthesizer == EXTRACTIVE_NAME and "cut off at 8192 tokens" in report.markdown
+    assert report.synthesizer == FAILED_MODEL_NAME and "cut off at 8192 tokens" in report.markdown
     assert report.fallbacks[0].role == "synthesizer"
 
 
@@ -107,7 +105,7 @@ def test_a_report_with_no_citation_falls_back_with_a_banner(meituan: DrawnCaptur
         report = synthesize_report(run_id="run-uncited", query=QUERY, captures=[meituan.capture],
                                    apps=APPS[:1], store=store, threshold=0.8,
                                    writer=writer_for(settings_for(stub)))
-    assert report.synthesizer == EXTRACTIVE_NAME
+    assert report.synthesizer == FAILED_MODEL_NAME
     assert "no citation grounded on the captures" in report.markdown
     assert "¥19" not in report.markdown and "¥25.5" in report.markdown
 
