@@ -182,6 +182,9 @@ def _finish(draft: _Draft) -> UIElement:
     )
 
 
+# Over 80 lines, on purpose: one walk of the tree with an explicit stack (dumps nest deeper than
+# Python's recursion limit), whose state (drafts, merges, ancestors) is read on every node; split
+# into functions, each node would pass seven values in and out. Profiled in bench.perception.
 def parse_hierarchy(
     xml: str,
     *,
