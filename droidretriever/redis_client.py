@@ -2,7 +2,7 @@
 
 Every process (flows, device workers, the farm monitor, the CLI) reaches Redis
 through :func:`open_redis`, so the one policy for a Redis that does not answer
-lives here (STYLE.md 5: small bounded retries inside the adapter): a refused or
+lives here (docs/architecture.md "Faults": small bounded retries inside the adapter): a refused or
 dropped connection, a timeout, or a server still loading its append-only file
 is retried with exponential backoff and equal jitter (redis-py's own ``Retry``)
 until ``redis.retry_window_s`` has passed at the least, then raised. A restart of

@@ -1,6 +1,6 @@
 """The Prefect task that runs one sub-task on the farm and waits for its typed result.
 
-Retries, one place per kind of fault (STYLE.md 5):
+Retries, one place per kind of fault (docs/architecture.md "Faults"):
 
 - task-level faults are Prefect's: the device task raised (a bug or a
   transient fault inside the copilot), or it ended ``failed`` with tries of

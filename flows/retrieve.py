@@ -29,6 +29,7 @@ from droidretriever.models import (
     Edge,
     Heard,
     InstalledApp,
+    ModelFallback,
     Plan,
     Query,
     RunEventKind,
@@ -195,7 +196,8 @@ def synthesize_task(run_id: str, plan: Plan, results: list[SubTaskResult],
     known = {t.role for t in manifest.fallbacks}
     for tally in report.fallbacks:
         if tally.role not in known:  # the synthesizer's own, decided just now
-            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence())
+            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence(),
+                             fallback=ModelFallback(role=tally.role, reason=tally.reason))
             get_run_logger().warning("%s", tally.sentence())
     captures = [c for r in results for c in r.captures]
     labels = {s.package: s.app_label for s in plan.subtasks}
@@ -277,7 +279,8 @@ def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,
             "plan": plan, "subtasks": {s.id: SubTaskStatus.PENDING for s in plan.subtasks},
             "tokens": m.tokens + TokenLedger.of(plan.calls), "fallbacks": merge_tallies(m.fallbacks, planned)}))
         for tally in planned:
-            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence())
+            services.publish(run_id, RunEventKind.MODEL_FALLBACK, message=tally.sentence(),
+                             fallback=ModelFallback(role=tally.role, reason=tally.reason))
             get_run_logger().warning("%s", tally.sentence())
         services.publish(run_id, RunEventKind.PLAN_READY, plan=plan,
                          message=f"{len(plan.subtasks)} sub-task(s) in "

@@ -1,4 +1,4 @@
-"""Deterministic object keys (ARCHITECTURE.md "Storage layout"), and storage's Redis keys.
+"""Deterministic object keys (docs/architecture.md "Storage layout"), and storage's Redis keys.
 
 Every key a run writes is a function of the run id and what is written, never
 of the time or a random suffix, so a retried task overwrites its earlier

@@ -17,6 +17,20 @@ from deploy.local import SeaweedService, ensure_stack_secrets
 from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.testing import free_port, free_port_block, running_redis
 
+# Fixtures that start a real service (Redis, S3, Prefect, a farm of workers, the HTTP stack). A
+# test that uses one, directly or through another fixture, is marked ``services`` here, so the
+# fast tier (``scripts/test.sh --fast``: ``-m "not services and not slow"``) never waits on one.
+SERVICE_FIXTURES = frozenset({
+    "redis_url", "s3_service", "s3_settings", "api_prefect", "api_stack", "pause_webhook",
+    "schema_prefect", "prefect_harness", "flow_farm", "webhook",
+})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.services)
+
 
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

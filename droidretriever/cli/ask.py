@@ -100,7 +100,7 @@ def _local_prefect(settings: Settings) -> Iterator[None]:
             yield
     except (httpx.HTTPError, PrefectHTTPStatusError) as exc:
         # The API is this CLI's boundary with Prefect: its faults are one line, not a traceback.
-        unauthorized = "401" in str(exc)
+        unauthorized = isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code == 401
         raise ServiceError(
             f"the Prefect API at {mask_url(str(settings.prefect.api_url))} "
             + ("refused our credentials" if unauthorized else f"failed ({type(exc).__name__})"),
@@ -196,7 +196,7 @@ class _Progress:
         elif event.kind is RunEventKind.ERROR:
             self.notes.append(f"[red]error:[/] {event.message}")
         elif event.kind is RunEventKind.MODEL_FALLBACK:
-            role = event.message.removeprefix("the ").split("'s model", 1)[0]
+            role = event.fallback.role if event.fallback is not None else "a model"
             self.fallbacks[role] = self.fallbacks.get(role, 0) + 1
             self.notes.append(f"[yellow]model fallback:[/] {event.message}")  # escaped above
 

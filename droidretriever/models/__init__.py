@@ -2,7 +2,7 @@
 
 Every model is a frozen pydantic v2 model, so it can cross a module, a Celery
 message, a Prefect parameter or the HTTP API as JSON and come back equal.
-Grouped as in ARCHITECTURE.md, one module per group, all re-exported here
+Grouped as in docs/architecture.md, one module per group, all re-exported here
 (import them from ``droidretriever.models``):
 
     Query -> Plan (SubTask nodes + Edge DAG)

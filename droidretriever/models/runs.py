@@ -12,7 +12,7 @@ from droidretriever.models.base import Frozen, utcnow
 from droidretriever.models.plan import Plan, Query
 from droidretriever.models.records import Capture, StepRecord, SubTaskResult, SubTaskStatus
 from droidretriever.models.reports import Report
-from droidretriever.models.usage import FallbackTally, TokenLedger
+from droidretriever.models.usage import FallbackTally, ModelFallback, TokenLedger
 
 __all__ = ["RunEvent", "RunEventKind", "RunManifest", "RunStatus", "ServingStatus"]
 
@@ -67,6 +67,7 @@ class RunEvent(Frozen):
     capture: Capture | None = None
     result: SubTaskResult | None = None
     report: Report | None = None
+    fallback: ModelFallback | None = None  # MODEL_FALLBACK: which role's model failed, and why
 
 
 class RunManifest(Frozen):

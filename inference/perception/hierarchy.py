@@ -182,6 +182,10 @@ def _finish(draft: _Draft) -> UIElement:
     )
 
 
+# Over 80 lines, on purpose: one walk of the tree with an explicit stack (no recursion depth to
+# meet on a deeply nested dump), whose state (drafts, text merges, ancestors) every node reads and
+# writes; split into functions, each node would pass seven values in and out of each. It is the
+# hot path of perception (bench.perception).
 def parse_hierarchy(
     xml: str,
     *,

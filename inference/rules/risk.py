@@ -140,20 +140,39 @@ def _folded(element: UIElement) -> str:
 
 
 def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
-    """The first risk on ``screen``, or None. Lookups the task itself asks for are allowed."""
+    """The first risk on ``screen``, or None. Lookups the task itself asks for are allowed.
+
+    Looked for in this order: screen text pushing the agent towards a risky step, a password
+    field or sign-in wall, risky words on the screen's text, risky buttons, a checkout, a form
+    in a sensitive app.
+    """
+    lowered_task = task.lower()
+    has_form = any(not is_search_field(f, screen) for f in find_text_fields(screen))
+    return (_injected_push(screen) or _sign_in(screen)
+            or _risky_text(screen, lowered_task) or _risky_button(screen, lowered_task, has_form)
+            or _checkout_unasked(screen, lowered_task) or _sensitive_form(screen, has_form))
+
+
+def _injected_push(screen: Screen) -> RiskFinding | None:
+    """Screen text that addresses the agent and pushes towards a risky step."""
     hostile = find_injection(screen.elements)
-    if hostile is not None:
-        pushes = (*_STRONG, *_BUTTON_WORDS, (RiskCategory.PAYMENT, _CHECKOUT),
-                  *never_tap_patterns())
-        hostile_text = _folded(hostile)
-        for category, pattern in pushes:
-            if _search_loose(pattern, hostile_text):
-                return RiskFinding(
-                    category=category,
-                    reason=f"the screen tries to instruct the agent ({_quote(hostile.label)}); "
-                    f"it pushes towards a {category.value.replace('_', ' ')} step, so a person decides",
-                    element_id=hostile.id,
-                )
+    if hostile is None:
+        return None
+    pushes = (*_STRONG, *_BUTTON_WORDS, (RiskCategory.PAYMENT, _CHECKOUT), *never_tap_patterns())
+    hostile_text = _folded(hostile)
+    for category, pattern in pushes:
+        if _search_loose(pattern, hostile_text):
+            return RiskFinding(
+                category=category,
+                reason=f"the screen tries to instruct the agent ({_quote(hostile.label)}); "
+                f"it pushes towards a {category.value.replace('_', ' ')} step, so a person decides",
+                element_id=hostile.id,
+            )
+    return None
+
+
+def _sign_in(screen: Screen) -> RiskFinding | None:
+    """A password field, or a sign-in wall."""
     for element in screen.elements:
         if element.password:
             return RiskFinding(
@@ -162,16 +181,18 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                 element_id=element.id,
             )
     wall = find_login_wall(screen)
-    if wall is not None:
-        return RiskFinding(
-            category=RiskCategory.LOGIN,
-            reason=f"a sign-in wall ({_quote(wall.label or 'an account field')}): logging in is for the person",
-            element_id=wall.id,
-        )
-    lowered_task = task.lower()
-    fields = find_text_fields(screen)
-    has_form = any(not is_search_field(f, screen) for f in fields)
-    is_form = len(fields) >= 2  # a search box alone is no form
+    if wall is None:
+        return None
+    return RiskFinding(
+        category=RiskCategory.LOGIN,
+        reason=f"a sign-in wall ({_quote(wall.label or 'an account field')}): logging in is for the person",
+        element_id=wall.id,
+    )
+
+
+def _risky_text(screen: Screen, lowered_task: str) -> RiskFinding | None:
+    """Strong risky words in the screen's text, where they are the step itself (not a way to it)."""
+    is_form = len(find_text_fields(screen)) >= 2  # a search box alone is no form
     to_pay = _shows_amount_to_pay(screen)
     hub = _lists_entries(screen)
     for element in screen.elements:
@@ -203,6 +224,11 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                     f"{category.value.replace('_', ' ')} screen",
                     element_id=element.id,
                 )
+    return None
+
+
+def _risky_button(screen: Screen, lowered_task: str, has_form: bool) -> RiskFinding | None:
+    """A button whose words are a risky step, where the screen makes it one."""
     for element in screen.elements:
         if not (element.clickable or element.class_name.endswith("Button")):
             continue
@@ -221,15 +247,22 @@ def find_risk(screen: Screen, *, task: str = "") -> RiskFinding | None:
                     f"{category.value.replace('_', ' ')} screen",
                     element_id=element.id,
                 )
-    checkout = _find_checkout(screen)
-    if checkout is not None and not _task_allows(RiskCategory.PAYMENT, lowered_task):
-        return checkout
-    if _SENSITIVE_PACKAGE.search(screen.package) and has_form:
-        return RiskFinding(
-            category=RiskCategory.SENSITIVE_APP,
-            reason=f"a form in {screen.package}, a medical, legal, government or banking app",
-        )
     return None
+
+
+def _checkout_unasked(screen: Screen, lowered_task: str) -> RiskFinding | None:
+    if _task_allows(RiskCategory.PAYMENT, lowered_task):
+        return None
+    return _find_checkout(screen)
+
+
+def _sensitive_form(screen: Screen, has_form: bool) -> RiskFinding | None:
+    if not (_SENSITIVE_PACKAGE.search(screen.package) and has_form):
+        return None
+    return RiskFinding(
+        category=RiskCategory.SENSITIVE_APP,
+        reason=f"a form in {screen.package}, a medical, legal, government or banking app",
+    )
 
 
 def _find_checkout(screen: Screen) -> RiskFinding | None:

@@ -86,7 +86,7 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
         reflection = write_reflection(attempt, end.reason, trial.history)
         run.publish(RunEventKind.LOG, f"try {attempt} of {attempts} failed: {end.reason}")
     status = end.status or (
-        SubTaskStatus.BUDGET_EXHAUSTED if "budget" in end.reason else SubTaskStatus.FAILED
+        SubTaskStatus.BUDGET_EXHAUSTED if end.budget_spent else SubTaskStatus.FAILED
     )
     risk_category = end.risk.risk_category if end.risk is not None else None
     act = goal_act(subtask.goal)

@@ -126,7 +126,7 @@ class NavigationTry:
             end = self._step()
             if end is not None:
                 return end
-        return TryEnd(None, f"step budget of {self.copilot.budgets.steps_per_subtask} spent")
+        return TryEnd(None, f"step budget of {self.copilot.budgets.steps_per_subtask} spent", budget_spent=True)
 
     def _step(self) -> TryEnd | None:
         self._base = None

@@ -48,6 +48,7 @@ class TryEnd:
     status: SubTaskStatus | None
     reason: str
     risk: Evaluation | None = None
+    budget_spent: bool = False  # the try ran out of its step budget (the sub-task ends budget_exhausted)
 
 
 @dataclass
@@ -117,7 +118,8 @@ class SubTaskRun:
             count = sum(1 for s in self.steps for f in s.fallbacks if f.role == fallback.role)
             self.publish(RunEventKind.MODEL_FALLBACK,
                          f"the {fallback.role}'s model failed ({fallback.reason}); the rules decided "
-                         f"step {step.step} ({count} time{'s' if count != 1 else ''} in this sub-task)")
+                         f"step {step.step} ({count} time{'s' if count != 1 else ''} in this sub-task)",
+                         fallback=fallback)
 
     def count_captures(self, source: CaptureSource) -> int:
         """How many captures of ``source`` (auto / user) this run holds."""

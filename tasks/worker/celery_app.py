@@ -7,7 +7,7 @@ monitor puts it back at once; the broker's visibility timeout is the
 fallback). The app is built from settings, never at import time.
 
 A Redis restart is Celery's own transient fault, retried inside Celery, once
-(STYLE.md 5): workers reconnect to the broker forever; storing a result,
+(docs/architecture.md "Faults"): workers reconnect to the broker forever; storing a result,
 publishing a message and the result wait's reconnection retry with backoff for
 ``redis.retry_window_s`` (:func:`redis_retry_policy`), so a restart of up to a
 minute is ridden out instead of losing a result or failing the wait.

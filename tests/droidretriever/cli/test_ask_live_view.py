@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from droidretriever.cli.ask import _Progress
-from droidretriever.models import InstalledApp, Query, RunEvent, RunEventKind
+from droidretriever.models import InstalledApp, ModelFallback, Query, RunEvent, RunEventKind
 from inference.rules.decomposer import decompose_by_rules
 
 CHINA_MOBILE = InstalledApp(package="com.greenpoint.android.mc10086.activity", label="China Mobile")
@@ -38,3 +38,14 @@ def test_the_plan_of_a_request_to_act_shows_its_one_line_notice() -> None:
 def test_the_plan_of_a_question_shows_no_notice() -> None:
     shown = _shown(_planned("我手机话费还剩多少？"))
     assert "A request to" not in shown and "run run-1" in shown
+
+
+def test_model_fallbacks_are_counted_by_the_events_role_not_their_wording() -> None:
+    progress = _Progress("run-1")
+    for role, message in (("evaluator", "the evaluator's model failed (timeout)"),
+                          ("evaluator", "a differently worded sentence"),
+                          ("synthesizer", "the report is the extractive summary")):
+        progress.apply(RunEvent(run_id="run-1", kind=RunEventKind.MODEL_FALLBACK, message=message,
+                                fallback=ModelFallback(role=role, reason="timeout")))
+    assert progress.fallbacks == {"evaluator": 2, "synthesizer": 1}
+    assert "model fallbacks to the rules: evaluator 2, synthesizer 1" in _shown(progress)

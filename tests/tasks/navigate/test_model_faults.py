@@ -68,6 +68,7 @@ def test_an_evaluator_answering_non_json_falls_back_visibly(rig: Rig, vllm: Reco
     events = [e for e in RunEventReader(rig.redis).read_after(run_id) if e.kind is RunEventKind.MODEL_FALLBACK]
     assert len(events) == len(judged)
     assert events[-1].message.startswith("the evaluator's model failed (")
+    assert all(e.fallback is not None and e.fallback.role == "evaluator" for e in events)  # typed
     times = f"{len(judged)} time" + ("s" if len(judged) != 1 else "")
     assert events[-1].message.endswith(f"({times} in this sub-task)")
     assert result.trace.ledger.roles["evaluator"].calls == len(vllm.requests) == 2 * len(judged)
