@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 from device_farm.models import DeviceObservation, Key
 from droidretriever.models import (
@@ -65,6 +66,21 @@ MAP_ROUTE_LOG = "app map"
 
 _SYSTEM_DIALOG_PACKAGES = ("permissioncontroller", "packageinstaller")
 
+
+
+@dataclass(frozen=True)
+class _Look:
+    """What one step saw: the phone's observation and its perception, with their times."""
+
+    step_no: int
+    observation: DeviceObservation
+    perception: Perception
+    observe_ms: float
+    perceive_ms: float
+
+    @property
+    def screen(self) -> Screen:
+        return self.perception.screen
 
 class NavigationTry:
     """One try: fresh app start, up to ``budgets.steps_per_subtask`` steps."""
@@ -140,6 +156,40 @@ class NavigationTry:
                 self.run.record(self._base or StepRecord(step=steps + 1, subtask_id=self.subtask.id))
 
     def _decide_step(self) -> TryEnd | None:
+        """One step: look, obey a person's command, judge, choose, check, then act (or end)."""
+        look = self._look()
+        command = poll_command(self.copilot, self.run)
+        if command is not None:
+            return obey(self, command, look.observation)
+        tick = time.perf_counter()
+        verdict, page_type, base = self._judge(look)
+        if base.evaluation is not None and base.evaluation.risk:
+            return self._pause_for_risk(base, base.evaluation, look.observe_ms, look.perceive_ms, tick)
+        chosen = self._choose(look, base, page_type)
+        if not isinstance(chosen, Decision):
+            return chosen
+        decision = chosen
+        refused = self._gate(decision, look.observation, look.screen, base, page_type)
+        if refused is not None:
+            return refused
+        base = self._second_look(look, decision, verdict, page_type, base)
+        if base.evaluation is not None and base.evaluation.risk:
+            return self._pause_for_risk(base, base.evaluation, look.observe_ms, look.perceive_ms, tick)
+        decide_ms = (time.perf_counter() - tick) * 1000.0
+        if isinstance(decision.action, Finish):
+            evaluation = base.evaluation
+            assert evaluation is not None  # every step's record carries its evaluation (_judge)
+            done = self.targets.capture(look.observation, look.screen, self.taken, force=True,
+                                        confirmed=self.targets.confirms(evaluation))
+            self.run.record(base.model_copy(update={
+                "action": decision.action, "policy": decision.policy,
+                "exposed_elements": decision.exposed_elements,
+            }))
+            return done or TryEnd(SubTaskStatus.COMPLETED, decision.action.reason or "the navigator finished")
+        return self._act(look, decision, base, decide_ms)
+
+    def _look(self) -> _Look:
+        """Observe the phone and perceive its screen, timed."""
         step_no = len(self.run.steps) + 1
         started = time.perf_counter()
         observation = self.copilot.driver.observe()
@@ -148,32 +198,38 @@ class NavigationTry:
         perception = self.copilot.perceiver.perceive(
             to_observation(observation, step_no), use_ocr=self.copilot.use_ocr
         )
-        perceive_ms = (time.perf_counter() - tick) * 1000.0
-        screen = perception.screen
-        command = poll_command(self.copilot, self.run)
-        if command is not None:
-            return obey(self, command, observation)
-        tick = time.perf_counter()
+        return _Look(step_no, observation, perception, observe_ms, (time.perf_counter() - tick) * 1000.0)
+
+    def _judge(self, look: _Look) -> tuple[RoleOutcome[Evaluation], PageType, StepRecord]:
+        """The page's evaluation (rules, then LLM3 where they take it for the target), the last
+        action verified, and the step's record so far."""
         arrival = Occasion.EVERY_PAGE if self.copilot.evaluator_pages == "every_page" else Occasion.ARRIVAL
-        verdict = self._evaluate(perception, observation.screenshot_png, arrival)
+        verdict = self._evaluate(look.perception, look.observation.screenshot_png, arrival)
         evaluation = verdict.value
+        screen = look.screen
         # The rule-based policies and checks read the rules' page kinds, whoever judged.
         page_type = evaluation.page_type if verdict.policy == "rules" else detect_page_type(screen)
         self._verify_last_action(screen, page_type)
         if self.run.patches is not None and self.taken and self.taken[-1][0].applied:
             taken, before = self.taken[-1]
-            self.run.patches.see(before, taken.action, screen, observation.screenshot_png)
+            self.run.patches.see(before, taken.action, screen, look.observation.screenshot_png)
         base = StepRecord(
-            step=step_no, subtask_id=self.subtask.id, screen_key=self._store_screen(step_no, observation),
+            step=look.step_no, subtask_id=self.subtask.id,
+            screen_key=self._store_screen(look.step_no, look.observation),
             elements_digest=digest_elements(screen), evaluation=evaluation,
             intervention=self.run.intervened,
         )
         self._base = base
         if evaluation.disagreement:
-            self.run.publish(RunEventKind.LOG, f"step {step_no}: verdict not accepted: {evaluation.disagreement}")
+            self.run.publish(RunEventKind.LOG, f"step {look.step_no}: verdict not accepted: {evaluation.disagreement}")
         self._report_injection(screen)
-        if evaluation.risk:
-            return self._pause_for_risk(base, evaluation, observe_ms, perceive_ms, tick)
+        return verdict, page_type, base
+
+    def _choose(self, look: _Look, base: StepRecord, page_type: PageType) -> Decision | TryEnd:
+        """At a target page: capture it (the try may end). Elsewhere: the policy chain's decision, or
+        the try's end when no policy knows what to do."""
+        screen, evaluation = look.screen, base.evaluation
+        assert evaluation is not None  # set by _judge
         self._note_empty_search(screen)
         repeats = self.seen[screen.fingerprint]
         self.seen[screen.fingerprint] += 1
@@ -182,18 +238,18 @@ class NavigationTry:
         if not target:
             replaying = self.targets.memory is not None and self.targets.memory.replaying
             decision = self.chain.decide(PolicyContext(
-                subtask=self.subtask, perception=perception, page_type=page_type,
-                step=step_no, attempt=self.attempt, history=tuple(self.history),
+                subtask=self.subtask, perception=look.perception, page_type=page_type,
+                step=look.step_no, attempt=self.attempt, history=tuple(self.history),
                 visited=frozenset(self.run.visited), repeats=repeats, reflection=self.reflection,
                 empty_searches=frozenset(self.run.empty_searches),
-                screenshot_png=observation.screenshot_png,
+                screenshot_png=look.observation.screenshot_png,
             ))
             if decision is None and replaying:
                 # The remembered route stopped on this page (its next step opened another
                 # question's item): the page is judged as if no route had led here.
                 target = self.targets.is_target(evaluation, screen, self.history)
         if target:
-            done = self.targets.capture(observation, screen, self.taken,
+            done = self.targets.capture(look.observation, screen, self.taken,
                                         confirmed=self.targets.confirms(evaluation))
             if done is not None:
                 self.run.record(base.model_copy(update={"action": Finish(reason=done.reason),
@@ -207,29 +263,26 @@ class NavigationTry:
             if self.copilot.unfamiliar:  # the last policy tries every element: all of them were tried
                 return TryEnd(None, f"every element of this {page_type.value} page was tried{failed}")
             return TryEnd(None, f"no policy knew what to do on this {page_type.value} page{failed}")
-        refused = self._gate(decision, observation, screen, base, page_type)
-        if refused is not None:
-            return refused
+        return decision
+
+    def _second_look(self, look: _Look, decision: Decision, verdict: RoleOutcome[Evaluation],
+                     page_type: PageType, base: StepRecord) -> StepRecord:
+        """LLM3 confirms the navigator's finish, or looks for a risk before the navigator's model
+        taps or types on a guarded page; the step's record carries the newer evaluation."""
         by_model = self.copilot.navigator is not None and decision.policy == self.copilot.navigator.name
         second = (Occasion.FINISH if isinstance(decision.action, Finish)
                   else Occasion.ACTING if by_model and guards_action(decision.action, page_type) else None)
-        if second is not None and not verdict.calls and verdict.fallback is None:
-            # A second look: LLM3 confirms the navigator's target, or sees a risk before acting.
-            evaluation = self._evaluate(perception, observation.screenshot_png, second).value
-            base = base.model_copy(update={"evaluation": evaluation})
-            self._base = base
-            if evaluation.risk:
-                return self._pause_for_risk(base, evaluation, observe_ms, perceive_ms, tick)
-        decide_ms = (time.perf_counter() - tick) * 1000.0
-        if isinstance(decision.action, Finish):
-            done = self.targets.capture(observation, screen, self.taken, force=True,
-                                        confirmed=self.targets.confirms(evaluation))
-            self.run.record(base.model_copy(update={
-                "action": decision.action, "policy": decision.policy,
-                "exposed_elements": decision.exposed_elements,
-            }))
-            return done or TryEnd(SubTaskStatus.COMPLETED, decision.action.reason or "the navigator finished")
-        preview = preview_for(step_no, decision, screen, self.copilot.budgets.confirm_window_s)
+        if second is None or verdict.calls or verdict.fallback is not None:
+            return base
+        evaluation = self._evaluate(look.perception, look.observation.screenshot_png, second).value
+        base = base.model_copy(update={"evaluation": evaluation})
+        self._base = base
+        return base
+
+    def _act(self, look: _Look, decision: Decision, base: StepRecord, decide_ms: float) -> TryEnd | None:
+        """Preview the action, wait out the confirm window, carry it out and record the step."""
+        screen = look.screen
+        preview = preview_for(look.step_no, decision, screen, self.copilot.budgets.confirm_window_s)
         pair = (screen.fingerprint, preview.instruction)
         self.pairs[pair] += 1
         if self.pairs[pair] > self.copilot.max_repeats:
@@ -254,7 +307,7 @@ class NavigationTry:
         self.run.record(base.model_copy(update={
             "action": decision.action, "policy": decision.policy,
             "exposed_elements": decision.exposed_elements,
-            "timings": StepTimings(observe_ms=observe_ms, perceive_ms=perceive_ms,
+            "timings": StepTimings(observe_ms=look.observe_ms, perceive_ms=look.perceive_ms,
                                    decide_ms=decide_ms, act_ms=outcome.act_ms),
         }))
         if outcome.problem:
