@@ -191,8 +191,9 @@ def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtas
                        app_label=app_label, package=subtask.package, serial=serial, reason=why,
                        category=result.risk_category, question=_question(services, run_id),
                        timeout_s=timeout_s)
-    watch = PhoneWatch(services.redis, serial, flow_run_id,
-                       min(1.0, services.settings.farm.heartbeat_s / 2))
+    farm = services.settings.farm
+    watch = PhoneWatch(services.redis, serial, flow_run_id, min(1.0, farm.heartbeat_s / 2),
+                       confirm_s=farm.heartbeat_s * farm.heartbeat_missed)
     answer: PersonInput | None = None
     # The beacon tells `resume` and the pause queue that this process still waits here.
     with LeaseKeeper(services.registry.leases, serial, run_id, ttl_s), \

@@ -1,7 +1,7 @@
 """A sub-flow whose phone dies: the pause ends, the run says so, the sub-task goes on elsewhere.
 
     _wait_for_person  ->  PhoneWatch (a thread): is the paused phone still up?
-                            down twice in a row (its worker died, or the phone was quarantined)
+                            down for a heartbeat TTL (its worker died, or it was quarantined)
                             -> ``lost`` = why; the sub-flow's own pause is resumed, so it stops
                                waiting for a person who can no longer use that phone
     run_app           ->  phone_lost event ("... the sub-task goes to another phone with the app")
@@ -86,22 +86,27 @@ class _Watcher:
 class PhoneWatch(_Watcher):
     """Watches the phone a paused sub-flow holds; when it is down, ends that pause.
 
-    Down must be seen twice, a poll apart, so that one unlucky read does not end a pause; a
-    phone the registry does not know (Redis restarted empty) is never taken for down.
+    Down must be seen for ``confirm_s`` (a heartbeat TTL: no beat for two TTLs in all), so
+    that a worker starved of CPU for a moment does not end a person's pause; a phone the
+    registry does not know (Redis restarted empty) is never taken for down.
     """
 
     def __init__(self, client: redis.Redis[bytes], serial: str, flow_run_id: UUID | None,
-                 interval_s: float) -> None:
+                 interval_s: float, confirm_s: float) -> None:
         super().__init__(interval_s, f"phone-watch-{serial}")
         self._redis, self._serial, self._flow_run_id = client, serial, flow_run_id
+        self._confirm_s = confirm_s
         self._down_since: float | None = None
         self.lost: str | None = None  # why the phone is down, once it is
 
     def _check(self) -> bool:
         if self.lost is None:
             why = find_down_phones(self._redis, [self._serial]).get(self._serial)
+            now = time.monotonic()
             if why is None or self._down_since is None:
-                self._down_since = time.monotonic() if why is not None else None
+                self._down_since = now if why is not None else None
+                return False
+            if now - self._down_since < self._confirm_s:
                 return False
             self.lost = why
             log.warning("%s is down while its sub-flow waits for a person: %s", self._serial, why)

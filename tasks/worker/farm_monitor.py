@@ -97,6 +97,7 @@ class FarmMonitor:
         self._runs: dict[str, str] = {}  # serial -> the run it was leased to, seen while it beat
         self._moved: dict[str, _Moved] = {}  # redelivered task id -> whose, from where
         self._repairs: dict[str, _Repairs] = {}
+        self._down: set[str] = set()  # phones taken down since they last beat
 
     def check_once(self) -> tuple[str, ...]:
         """Mark phones with missed heartbeats offline, tell their runs, repair their workers;
@@ -109,7 +110,9 @@ class FarmMonitor:
             if status.heartbeat_alive:
                 self._note_alive(status)
                 continue
-            if status.state is not DeviceState.OFFLINE or status.inflight is not None:
+            # The registry shows a silent phone offline already: whether it was taken down
+            # (its run told) is the monitor's own memory.
+            if status.info.serial not in self._down or status.inflight is not None:
                 redelivered.extend(self._take_down(status))
             self._repair_worker(status.info.serial)
         return tuple(redelivered)
@@ -117,6 +120,7 @@ class FarmMonitor:
     def _note_alive(self, status: DeviceStatus) -> None:
         serial = status.info.serial
         self._repairs.pop(serial, None)
+        self._down.discard(serial)
         if status.lease_run:
             self._runs[serial] = status.lease_run
         else:
@@ -133,18 +137,19 @@ class FarmMonitor:
     def _take_down(self, status: DeviceStatus) -> list[str]:
         """Mark the phone offline, put its sub-task back, tell its run; ids redelivered."""
         serial = status.info.serial
+        first = serial not in self._down
+        self._down.add(serial)
         inflight = self._registry.take_inflight(serial)
         reason = f"missed heartbeats (worker {status.worker or '?'} gone)"
         self._registry.set_state(serial, DeviceState.OFFLINE, reason)
-        run_id = status.lease_run or self._runs.get(serial)
-        self._runs.pop(serial, None)
+        run_id = self._runs.pop(serial, None) or status.lease_run
         restored = inflight is not None and self.restore_message(inflight.task_id)
         if inflight is not None and restored:
             log.warning("redelivered %s (%s) from dead worker of %s",
                         inflight.task_id, inflight.task_name, serial)
             if run_id is not None:
                 self._moved[inflight.task_id] = _Moved(run_id, serial, self._clock())
-        if run_id is not None:
+        if run_id is not None and (first or restored):
             then = (f"its sub-task goes back to the queue: another phone with the app takes it, "
                     f"or {serial} once the farm has restarted its worker") if restored else (
                     "the farm restarts its worker")
