@@ -98,6 +98,7 @@ class FarmMonitor:
         self._moved: dict[str, _Moved] = {}  # redelivered task id -> whose, from where
         self._repairs: dict[str, _Repairs] = {}
         self._down: set[str] = set()  # phones taken down since they last beat
+        self._told: dict[str, str] = {}  # serial -> the run told it went down (told when back)
 
     def check_once(self) -> tuple[str, ...]:
         """Mark phones with missed heartbeats offline, tell their runs, repair their workers;
@@ -121,6 +122,10 @@ class FarmMonitor:
         serial = status.info.serial
         self._repairs.pop(serial, None)
         self._down.discard(serial)
+        told = self._told.pop(serial, None)
+        if told is not None:  # it came back (its worker restarted): its run may go on there
+            self._tell(told, RunEventKind.SUBTASK_MOVED,
+                       f"{serial} is back (the farm restarted its worker): the run can go on there")
         if status.lease_run:
             self._runs[serial] = status.lease_run
         else:
@@ -154,6 +159,7 @@ class FarmMonitor:
                     f"or {serial} once the farm has restarted its worker") if restored else (
                     "the farm restarts its worker")
             self._tell(run_id, RunEventKind.PHONE_LOST, f"{serial} is down: {reason}; {then}")
+            self._told[serial] = run_id
         return [inflight.task_id] if inflight is not None and restored else []
 
     def _repair_worker(self, serial: str) -> None:
