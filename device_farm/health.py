@@ -5,20 +5,71 @@ recorded in the registry, and after ``max_failed_observes`` failures in a row
 (or at once, when the phone is lost) it raises :class:`DeviceQuarantined`.
 ``probe_device`` is the cheap check the worker's heartbeat runs: adb must list
 the phone as ``device`` and a shell round trip must answer.
+
+A phone is *down* when nothing can run on it: its worker stopped beating (killed,
+crashed, host gone), stopped cleanly, or quarantined the phone (it does not
+answer). :func:`down_reason` says so for a status the registry read;
+:func:`find_down_phones` asks Redis for a few phones at once (one round trip), for
+views that list many (the pause queue) and hold no registry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
+
+import redis
 
 from device_farm.adb_client import list_adb_devices
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError, DeviceLost, DeviceQuarantined, DeviceTimeout
-from device_farm.models import DeviceObservation, Key, TextEntry
+from device_farm.keys import device_info_key, device_key, heartbeat_key
+from device_farm.models import DeviceObservation, DeviceState, DeviceStatus, Key, TextEntry
 from device_farm.registry import DeviceRegistry
 from droidretriever.models import InstalledApp, Point, ScrollDirection
 
-__all__ = ["HealthCheckedDriver", "probe_device"]
+__all__ = ["HealthCheckedDriver", "down_reason", "find_down_phones", "probe_device"]
+
+_DOWN_STATES = frozenset({DeviceState.OFFLINE, DeviceState.QUARANTINED})
+
+
+def _why_down(beating: bool, state: DeviceState | None, reason: str) -> str | None:
+    if not beating:
+        if state is DeviceState.OFFLINE and reason:
+            return reason  # the monitor or the stopping worker said why
+        return "its worker stopped beating (killed, crashed, or its host is gone)"
+    if state in _DOWN_STATES:
+        return reason or f"it is {state.value if state else 'down'}"
+    return None
+
+
+def down_reason(status: DeviceStatus) -> str | None:
+    """None when the phone can run sub-tasks, else why not, in words."""
+    return _why_down(status.heartbeat_alive, status.state, status.reason)
+
+
+def find_down_phones(client: redis.Redis[bytes], serials: Iterable[str]) -> dict[str, str]:
+    """The phones of ``serials`` that are down, with why; one that the registry does not know
+    (a fake serial, or a Redis that restarted empty) is not said to be down."""
+    wanted = list(dict.fromkeys(serials))
+    if not wanted:
+        return {}
+    pipe = client.pipeline()
+    for serial in wanted:
+        pipe.exists(device_info_key(serial))
+        pipe.exists(heartbeat_key(serial))
+        pipe.hmget(device_key(serial), ["state", "reason"])
+    replies = pipe.execute()
+    down: dict[str, str] = {}
+    for index, serial in enumerate(wanted):
+        known, beating, (state, reason) = replies[3 * index: 3 * index + 3]
+        if not known:
+            continue
+        why = _why_down(bool(beating), DeviceState(state.decode()) if state else None,
+                        reason.decode() if reason else "")
+        if why is not None:
+            down[serial] = why
+    return down
 
 
 def probe_device(driver: Driver, adb_address: tuple[str, int] | None) -> str | None:

@@ -9,7 +9,8 @@
     farm:lease:<serial>           STR   the run holding the phone (device_farm.leases)
 
 Only :mod:`device_farm.registry` and :mod:`device_farm.leases` read and write
-them; other packages ask the registry (``DeviceRegistry.is_registered`` ...).
+them (:func:`device_farm.health.find_down_phones` reads a few at once); other
+packages ask the registry (``DeviceRegistry.is_registered`` ...).
 """
 
 from __future__ import annotations

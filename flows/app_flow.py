@@ -6,7 +6,10 @@
                        continue -> navigate again on the same phone (what the person did,
                                    a login or a consent, stays on it)
                        skip / timeout -> the sub-task ends needs_user; the report names the app
-      the first sub-task goes to any phone with the app; the rest follow it to that phone.
+                       the phone went down -> the pause ends; navigate again on any phone with
+                                   the app (flows.phone_loss)
+      the first sub-task goes to any phone with the app; the rest follow it to that phone
+      (to any phone with the app again if that one is down).
 
 Sub-task statuses go to the run manifest as they change. The device task
 publishes its own sub-task, step and capture events; this flow adds the
@@ -28,6 +31,7 @@ from prefect.flow_runs import pause_flow_run
 from prefect.states import Running
 
 from device_farm.errors import DeviceError
+from device_farm.health import find_down_phones
 from droidretriever.config import load_settings
 from droidretriever.models import (
     RunEventKind,
@@ -44,6 +48,7 @@ from flows.errors import AttemptFailedError
 from flows.keys import waiting_key
 from flows.models import AppOutcome, PersonInput
 from flows.pause_queue import PauseEntry, PauseNotice, PauseQueue, post_pause_webhook
+from flows.phone_loss import MoveWatch, PhoneLost, PhoneWatch, announce_loss
 from flows.runtime import FlowServices, open_services
 from flows.stop import is_stop_requested
 from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
@@ -97,8 +102,18 @@ def run_app(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
 
 def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtask: SubTask,
                      navigate_task: str, device: str | None) -> SubTaskResult:
-    """Navigate; on ``needs_user`` wait for a person, then navigate again on the same phone."""
-    result = _navigate(services, run_id, subtask, navigate_task, device)
+    """Navigate; on ``needs_user`` wait for a person, then navigate again on the same phone.
+
+    A phone that is down (before the sub-task, or while it waits for a person) is let go: the
+    sub-task goes to any phone with the app, and the run is told which.
+    """
+    down = find_down_phones(services.redis, [device]).get(device) if device else None
+    if device is not None and down is not None:
+        announce_loss(services, run_id, subtask, device, down, person=False)
+        services.registry.leases.release(device, run_id)
+        result = _navigate_elsewhere(services, run_id, subtask, navigate_task, device)
+    else:
+        result = _navigate(services, run_id, subtask, navigate_task, device)
     pauses = 0
     while result.status is SubTaskStatus.NEEDS_USER and result.device is not None:
         serial = result.device
@@ -106,6 +121,10 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
         answer = _wait_for_person(services, run_id, app_label, subtask, result, pauses)
         if answer is None:
             return result.model_copy(update={"reason": _timeout_reason(result, services)})
+        if isinstance(answer, PhoneLost):
+            announce_loss(services, run_id, subtask, serial, answer.why, person=True)
+            result = _navigate_elsewhere(services, run_id, subtask, navigate_task, serial)
+            continue
         if answer.action == "skip":
             services.registry.leases.release(serial, run_id)
             return result.model_copy(update={
@@ -114,6 +133,17 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
                          message=answer.note or "a person finished on the phone")
         _set_run_status(services, run_id, RunStatus.RUNNING)
         result = _navigate(services, run_id, subtask, navigate_task, serial, resumed=pauses)
+    return result
+
+
+def _navigate_elsewhere(services: FlowServices, run_id: str, subtask: SubTask, navigate_task: str,
+                        lost: str) -> SubTaskResult:
+    """The sub-task again from its start, on any phone with the app; the run hears which."""
+    _set_run_status(services, run_id, RunStatus.RUNNING)
+    with MoveWatch(services, run_id, subtask, lost) as moved:
+        result = _navigate(services, run_id, subtask, navigate_task, None)
+    if result.device is not None:
+        moved.announce(result.device)  # it ended before the watch saw it run
     return result
 
 
@@ -136,8 +166,9 @@ def _navigate(services: FlowServices, run_id: str, subtask: SubTask, navigate_ta
 
 
 def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtask: SubTask,
-                     result: SubTaskResult, pauses: int) -> PersonInput | None:
-    """Pause this sub-flow until a person resumes it (form in the UI, CLI, API), or time out."""
+                     result: SubTaskResult, pauses: int) -> PersonInput | PhoneLost | None:
+    """Pause this sub-flow until a person resumes it (form in the UI, CLI, API), its phone goes
+    down, or the pause times out (None)."""
     category = result.risk_category.value if result.risk_category else "a person's decision"
     why = result.reason or f"the app needs {category}"
     services.publish(run_id, RunEventKind.NEEDS_USER, subtask_id=subtask.id, result=result,
@@ -160,28 +191,42 @@ def _wait_for_person(services: FlowServices, run_id: str, app_label: str, subtas
                        app_label=app_label, package=subtask.package, serial=serial, reason=why,
                        category=result.risk_category, question=_question(services, run_id),
                        timeout_s=timeout_s)
+    farm = services.settings.farm
+    watch = PhoneWatch(services.redis, serial, flow_run_id, min(1.0, farm.heartbeat_s / 2),
+                       confirm_s=farm.heartbeat_s * farm.heartbeat_missed)
+    answer: PersonInput | None = None
     # The beacon tells `resume` and the pause queue that this process still waits here.
     with LeaseKeeper(services.registry.leases, serial, run_id, ttl_s), \
             Beacon(services.redis, waiting_key(flow_run_id) if flow_run_id else None, run_id,
                    ttl_s):
-        outcome = "timed out"
-        _announce_pause(services, entry, flow_run_id is not None)
         try:
-            answer: PersonInput = pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
-                                                 poll_interval=_PAUSE_POLL_S,
-                                                 key=artifact_key(subtask.id, f"pause{pauses}"))
-            outcome = answer.action
-            return answer
-        except (FlowPauseTimeout, RuntimeError) as exc:  # timed out, or Prefect refused
-            log.warning("pause of %s ended without a person: %s", subtask.id, exc)
+            _announce_pause(services, entry, flow_run_id is not None)
+            with watch:
+                answer = _pause_here(form, timeout_s, artifact_key(subtask.id, f"pause{pauses}"))
         finally:
+            outcome = "phone lost" if watch.lost else answer.action if answer else "timed out"
             if flow_run_id is not None:
                 _quietly(lambda: PauseQueue(services.redis).close(entry.flow_run_id, outcome))
+        if answer is not None and watch.lost is None:
+            return answer
     # Released only once the keeper has stopped renewing it.
-    _reclaim_running_state()
     services.registry.leases.release(serial, run_id)
+    if watch.lost is not None:
+        return PhoneLost(watch.lost)
+    _reclaim_running_state()
     _set_run_status(services, run_id, RunStatus.RUNNING)
     return None
+
+
+def _pause_here(form: type[PersonInput], timeout_s: float, key: str) -> PersonInput | None:
+    """Prefect's pause with the form; None when it timed out (or Prefect refused)."""
+    try:
+        answer: PersonInput = pause_flow_run(wait_for_input=form, timeout=max(1, int(timeout_s)),
+                                             poll_interval=_PAUSE_POLL_S, key=key)
+    except (FlowPauseTimeout, RuntimeError) as exc:  # timed out, or Prefect refused
+        log.warning("pause %s ended without a person: %s", key, exc)
+        return None
+    return answer
 
 
 def _question(services: FlowServices, run_id: str) -> str:

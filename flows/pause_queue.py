@@ -26,6 +26,7 @@ import httpx
 import redis
 from pydantic import Field, ValidationError
 
+from device_farm.health import find_down_phones
 from droidretriever.models import Frozen, RiskCategory, utcnow
 from flows.keys import PAUSE_EVENTS_KEY, PAUSES_KEY, waiting_key
 
@@ -69,7 +70,7 @@ class PauseEvent(Frozen):
     id: str = ""
     kind: Literal["opened", "closed"]
     entry: PauseEntry
-    outcome: str = ""  # closed: "continue", "skip", "timed out", "gone"
+    outcome: str = ""  # closed: "continue", "skip", "timed out", "gone", "phone lost"
 
     @classmethod
     def from_stream(cls, entry_id: bytes, fields: dict[bytes, bytes]) -> PauseEvent | None:
@@ -120,7 +121,11 @@ class PauseQueue:
         pipe.execute()
 
     def list(self) -> builtins.list[PauseEntry]:
-        """Every pause a live process still waits in, oldest first (dead ones are dropped)."""
+        """Every pause a live process still waits in on a phone that is up, oldest first.
+
+        Entries of dead processes are closed (``gone``); those whose phone is down are left
+        out, and their sub-flow closes them (``phone lost``) once it has seen it.
+        """
         raw = self._redis.hgetall(PAUSES_KEY)
         entries = [e for e in (_decode_entry(v) for v in raw.values()) if e is not None]
         if not entries:
@@ -135,7 +140,8 @@ class PauseQueue:
                 alive.append(entry)
             else:
                 self.close(entry.flow_run_id, "gone")  # its process ended while it waited
-        return sorted(alive, key=lambda e: e.since)
+        down = find_down_phones(self._redis, (e.serial for e in alive))
+        return sorted((e for e in alive if e.serial not in down), key=lambda e: e.since)
 
     def for_run(self, run_id: str) -> builtins.list[PauseEntry]:
         """The pauses of one run, oldest first."""

@@ -3,7 +3,8 @@
 - :mod:`deploy.farm.launcher`   ``farm up | down``: start and stop them, wait for the workers;
 - :mod:`deploy.farm.processes`  the farm's folder, its manifest (``farm.json``), many stopped at once;
 - :mod:`deploy.farm.ocr`        the host's shared OCR service, when the workers ask one;
-- :mod:`deploy.farm.summary`    the farm in one line for ``droidretriever up | status``.
+- :mod:`deploy.farm.summary`    the farm in one line for ``droidretriever up | status``;
+- :mod:`deploy.farm.monitor`    the monitor ``farm up`` runs: it also starts dead workers again.
 
 They sit beside the local stack (:mod:`deploy.local`), whose process records they
 use; :mod:`device_farm` keeps what runs inside them (drivers, registry, leases,

@@ -3,7 +3,8 @@ and the host's shared OCR service when the workers ask one (:mod:`deploy.farm.oc
 
 Used by ``droidretriever farm up|down``; everything runs as background
 processes recorded in ``<state_dir>/farm/farm.json`` (see deploy.farm.processes).
-``droidretriever up`` repairs a farm that is up with dead processes
+The farm's monitor (:mod:`deploy.farm.monitor`) starts a dead worker again by itself
+within seconds; ``droidretriever up`` repairs a farm that is up with dead processes
 (:func:`repair_farm`): the virtual phones, workers and monitor are started again
 with their recorded command lines; an emulator is not (it boots for minutes:
 ``farm down`` and ``farm up`` is the way), and neither is a worker that runs but
@@ -25,6 +26,7 @@ from deploy.farm.processes import (
     FarmManifest,
     ProcessRecord,
     is_running,
+    manifest_lock,
     read_manifest,
     start_process,
     stop_process,
@@ -100,7 +102,7 @@ def _start_workers(settings: Settings, host: str, port: int,
         for serial in serials
     ]
     records.append(start_process(settings.state_dir, "monitor",
-                                 ["python", "-m", "tasks.worker.farm_monitor"]))
+                                 ["python", "-m", "deploy.farm.monitor"]))
     return records
 
 
@@ -231,14 +233,17 @@ def repair_farm(settings: Settings, manifest: FarmManifest,
         )
     registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
     restarted_at = datetime.now(UTC)
-    records = {p.name: p for p in manifest.processes}
-    for record in sorted(dead, key=lambda p: p.name != "sim"):  # the phones before their workers
-        records[record.name] = start_process(settings.state_dir, record.name, list(record.argv))
-        if record.name == "sim":
-            _wait_for_adb(manifest.adb_host, manifest.adb_port, len(manifest.serials), 60.0)
-    repaired = manifest.model_copy(update={"processes": tuple(records.values())})
-    if dead:
-        write_manifest(settings.state_dir, repaired)
+    with manifest_lock(settings.state_dir):  # the monitor may be starting a worker again too
+        manifest = read_manifest(settings.state_dir) or manifest
+        dead = [p for p in manifest.processes if not is_running(p)]
+        records = {p.name: p for p in manifest.processes}
+        for record in sorted(dead, key=lambda p: p.name != "sim"):  # the phones before workers
+            records[record.name] = start_process(settings.state_dir, record.name, list(record.argv))
+            if record.name == "sim":
+                _wait_for_adb(manifest.adb_host, manifest.adb_port, len(manifest.serials), 60.0)
+        repaired = manifest.model_copy(update={"processes": tuple(records.values())})
+        if dead:
+            write_manifest(settings.state_dir, repaired)
     workers = {worker_process_name(s): s for s in manifest.serials}
     again = tuple(workers[p.name] for p in dead if p.name in workers)
     wait_for_workers(registry, again, timeout_s=wait_s, since=restarted_at)
@@ -275,13 +280,15 @@ def _beats(registry: DeviceRegistry, serial: str, since: datetime | None) -> boo
 
 
 def bring_down(settings: Settings) -> tuple[str, ...]:
-    """Stop workers first (warm: unfinished sub-tasks go back), then the monitor and phones."""
+    """Stop the monitor first (it would start stopped workers again), then the workers (warm:
+    unfinished sub-tasks go back), then the phones."""
     manifest = read_manifest(settings.state_dir)
     if manifest is None:
         return ()
+    monitor = [p for p in manifest.processes if p.name == "monitor"]
     workers = [p for p in manifest.processes if p.name.startswith("worker-")]
-    others = [p for p in manifest.processes if not p.name.startswith("worker-")]
-    stopped = [*stop_processes(workers), *stop_processes(others)]
+    others = [p for p in manifest.processes if p not in monitor and p not in workers]
+    stopped = [*stop_processes(monitor), *stop_processes(workers), *stop_processes(others)]
     try:
         registry = DeviceRegistry.from_settings(settings, retry_window_s=0)
         for serial in manifest.serials:

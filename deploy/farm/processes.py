@@ -11,10 +11,12 @@ folder, its manifest and stopping many processes at once.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -30,6 +32,7 @@ __all__ = [
     "ProcessRecord",
     "farm_dir",
     "is_running",
+    "manifest_lock",
     "read_manifest",
     "start_process",
     "stop_process",
@@ -68,6 +71,18 @@ def read_manifest(state_dir: Path) -> FarmManifest | None:
             hint="it was written by another version: stop the pids listed in it by hand, "
             "then delete the file",
         ) from exc
+
+
+@contextlib.contextmanager
+def manifest_lock(state_dir: Path) -> Iterator[None]:
+    """Held while processes are started again and the manifest rewritten (``up``'s repair and
+    the monitor's), so that two repairers never start one worker twice."""
+    with (farm_dir(state_dir) / "farm.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_manifest(state_dir: Path, manifest: FarmManifest | None) -> None:

@@ -21,6 +21,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from device_farm.errors import DeviceError
+from device_farm.health import down_reason
 from droidretriever.api.auth import Caller, authenticate_websocket, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import ApiError, ErrorBody, NotFound
@@ -51,12 +52,13 @@ def list_devices(context: ApiContext = Depends(get_context),
     views = []
     for status in context.registry.statuses():
         serial = status.info.serial
-        package = context.live.current_app(serial)[0] if status.heartbeat_alive else ""
+        down = down_reason(status)
+        package = context.live.current_app(serial)[0] if down is None else ""
         labels = {a.package: a.label for a in status.info.apps}
         holder = context.redis.get(takeover_key(serial))
         views.append(DeviceView(
             serial=serial, model=status.info.model, width=status.info.width,
-            height=status.info.height, state=status.state, reason=status.reason,
+            height=status.info.height, state=status.state, reason=down or status.reason,
             lease_run=status.lease_run, current_package=package,
             current_app=labels.get(package, ""), apps=len(status.info.apps),
             takeover_run=holder.decode() if holder else None,

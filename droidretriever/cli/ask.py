@@ -195,6 +195,8 @@ class _Progress:
             self.subtasks[sid] = event.result.status.value
         elif event.kind is RunEventKind.ERROR:
             self.notes.append(f"[red]error:[/] {event.message}")
+        elif event.kind in (RunEventKind.PHONE_LOST, RunEventKind.SUBTASK_MOVED):
+            self.notes.append(f"[yellow]phone:[/] {event.message}")
         elif event.kind is RunEventKind.MODEL_FALLBACK:
             role = event.fallback.role if event.fallback is not None else "a model"
             self.fallbacks[role] = self.fallbacks.get(role, 0) + 1

@@ -45,6 +45,11 @@ class RunEventKind(StrEnum):
     # and the rules decided instead; the message names the role, the reason and the count.
     MODEL_FALLBACK = "model_fallback"
     CONTROL = "control"  # a person's command (pause, take over, back to auto, answer, stop)
+    # A phone of the run went down (its worker died, or the phone stopped answering); the
+    # message says what happened and what becomes of the sub-task on it.
+    PHONE_LOST = "phone_lost"
+    # A sub-task that lost its phone goes on elsewhere; the message names the phone.
+    SUBTASK_MOVED = "subtask_moved"
 
 
 class RunEvent(Frozen):

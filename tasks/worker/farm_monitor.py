@@ -16,7 +16,16 @@ TTL), and when it starts, it waits a heartbeat TTL plus that reconnect time of
 continuous sight before it takes a missing heartbeat for a dead worker;
 otherwise it would hand a live worker's sub-task to a second phone.
 
-Run it with ``python -m tasks.worker.farm_monitor`` (``farm up`` starts it).
+A run whose phone went down is told at once (a ``phone_lost`` event: the run the
+phone was leased to, as last seen while it beat), and again when its redelivered
+sub-task runs on a phone (``subtask_moved``, naming it). The monitor also repairs:
+given a ``repair`` hook, it calls it for each phone whose worker is gone, at most
+once per backoff (doubling from ``REPAIR_BACKOFF_S`` up to ``REPAIR_BACKOFF_MAX_S``
+while the restarted worker keeps dying); the local farm's hook starts the worker
+process again (:mod:`deploy.farm.monitor`), so ``droidretriever up`` is not needed.
+
+Run it with ``python -m tasks.worker.farm_monitor`` (compose and Kubernetes, whose
+restart policies restart workers); ``farm up`` runs ``python -m deploy.farm.monitor``.
 """
 
 from __future__ import annotations
@@ -26,53 +35,157 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 from celery import Celery
 
-from device_farm.models import DeviceState
+from device_farm.models import DeviceState, DeviceStatus
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings, load_settings
+from droidretriever.models import RunEvent, RunEventKind
 from droidretriever.redis_client import BACKOFF_CAP_S
+from storage import RunEventPublisher, StorageError, open_object_store
+from tasks.navigate.copilot import EventSink
 from tasks.worker.celery_app import create_celery_app
 
-__all__ = ["FarmMonitor", "main", "run_monitor"]
+__all__ = ["REPAIR_BACKOFF_MAX_S", "REPAIR_BACKOFF_S", "FarmMonitor", "Repair", "build_monitor",
+           "main", "run_monitor"]
 
 log = logging.getLogger(__name__)
+
+REPAIR_BACKOFF_S = 5.0
+REPAIR_BACKOFF_MAX_S = 300.0
+_MOVED_FORGET_S = 3600.0  # a redelivered sub-task nobody took within this is not announced
+
+# Repairs a phone whose worker is gone: what it did, in words, or None when there was nothing
+# to do (its worker process runs, perhaps still starting, or the farm does not know it).
+Repair = Callable[[str], str | None]
+
+
+@dataclass
+class _Moved:
+    """A redelivered sub-task: its run, the phone it lost, when."""
+
+    run_id: str
+    lost: str
+    at: float
+
+
+@dataclass
+class _Repairs:
+    """One phone's repairs since it last beat."""
+
+    tries: int = 0
+    last: float = 0.0
 
 
 class FarmMonitor:
     """One pass (:meth:`check_once`) or a loop (:meth:`run_forever`) over the registry."""
 
-    def __init__(self, app: Celery, registry: DeviceRegistry, *,
+    def __init__(self, app: Celery, registry: DeviceRegistry, *, events: EventSink | None = None,
+                 repair: Repair | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._app = app
         self._registry = registry
+        self._events = events
+        self._repair = repair
         self._clock = clock
         self._sight_since: float | None = None  # since when Redis answered every check
         self._last_sight: float | None = None
+        self._runs: dict[str, str] = {}  # serial -> the run it was leased to, seen while it beat
+        self._moved: dict[str, _Moved] = {}  # redelivered task id -> whose, from where
+        self._repairs: dict[str, _Repairs] = {}
+        self._down: set[str] = set()  # phones taken down since they last beat
+        self._told: dict[str, str] = {}  # serial -> the run told it went down (told when back)
 
     def check_once(self) -> tuple[str, ...]:
-        """Mark phones with missed heartbeats offline; return ids of redelivered tasks."""
+        """Mark phones with missed heartbeats offline, tell their runs, repair their workers;
+        return ids of redelivered tasks."""
         statuses = self._registry.statuses()
         if not self._heartbeats_conclusive():
             return ()
         redelivered: list[str] = []
         for status in statuses:
             if status.heartbeat_alive:
+                self._note_alive(status)
                 continue
-            serial = status.info.serial
-            if status.state is DeviceState.OFFLINE and status.inflight is None:
-                continue
-            inflight = self._registry.take_inflight(serial)
-            reason = f"missed heartbeats (worker {status.worker or '?'} gone)"
-            self._registry.set_state(serial, DeviceState.OFFLINE, reason)
-            if inflight is not None and self.restore_message(inflight.task_id):
-                log.warning("redelivered %s (%s) from dead worker of %s",
-                            inflight.task_id, inflight.task_name, serial)
-                redelivered.append(inflight.task_id)
+            # The registry shows a silent phone offline already: whether it was taken down
+            # (its run told) is the monitor's own memory.
+            if status.info.serial not in self._down or status.inflight is not None:
+                redelivered.extend(self._take_down(status))
+            self._repair_worker(status.info.serial)
         return tuple(redelivered)
+
+    def _note_alive(self, status: DeviceStatus) -> None:
+        serial = status.info.serial
+        self._repairs.pop(serial, None)
+        self._down.discard(serial)
+        told = self._told.pop(serial, None)
+        if told is not None:  # it came back (its worker restarted): its run may go on there
+            self._tell(told, RunEventKind.SUBTASK_MOVED,
+                       f"{serial} is back (the farm restarted its worker): the run can go on there")
+        if status.lease_run:
+            self._runs[serial] = status.lease_run
+        else:
+            self._runs.pop(serial, None)
+        now = self._clock()
+        self._moved = {k: v for k, v in self._moved.items() if now - v.at < _MOVED_FORGET_S}
+        moved = self._moved.pop(status.inflight.task_id, None) if status.inflight else None
+        if moved is not None:
+            where = ("again (the farm restarted its worker)" if moved.lost == serial
+                     else f"(instead of {moved.lost})")
+            self._tell(moved.run_id, RunEventKind.SUBTASK_MOVED,
+                       f"the sub-task {moved.lost} had goes on on {serial} {where}")
+
+    def _take_down(self, status: DeviceStatus) -> list[str]:
+        """Mark the phone offline, put its sub-task back, tell its run; ids redelivered."""
+        serial = status.info.serial
+        first = serial not in self._down
+        self._down.add(serial)
+        inflight = self._registry.take_inflight(serial)
+        reason = f"missed heartbeats (worker {status.worker or '?'} gone)"
+        self._registry.set_state(serial, DeviceState.OFFLINE, reason)
+        run_id = self._runs.pop(serial, None) or status.lease_run
+        restored = inflight is not None and self.restore_message(inflight.task_id)
+        if inflight is not None and restored:
+            log.warning("redelivered %s (%s) from dead worker of %s",
+                        inflight.task_id, inflight.task_name, serial)
+            if run_id is not None:
+                self._moved[inflight.task_id] = _Moved(run_id, serial, self._clock())
+        if run_id is not None and (first or restored):
+            then = (f"its sub-task goes back to the queue: another phone with the app takes it, "
+                    f"or {serial} once the farm has restarted its worker") if restored else (
+                    "the farm restarts its worker")
+            self._tell(run_id, RunEventKind.PHONE_LOST, f"{serial} is down: {reason}; {then}")
+            self._told[serial] = run_id
+        return [inflight.task_id] if inflight is not None and restored else []
+
+    def _repair_worker(self, serial: str) -> None:
+        if self._repair is None:
+            return
+        repairs = self._repairs.setdefault(serial, _Repairs())
+        wait = min(REPAIR_BACKOFF_MAX_S, REPAIR_BACKOFF_S * 2 ** max(0, repairs.tries - 1))
+        now = self._clock()
+        if repairs.tries and now - repairs.last < wait:
+            return
+        try:
+            done = self._repair(serial)
+        except Exception as exc:  # a repair that fails must not stop the monitor
+            log.warning("could not repair the worker of %s: %s", serial, exc)
+            done = None
+        if done is not None:
+            repairs.tries, repairs.last = repairs.tries + 1, now
+            log.warning("%s: %s", serial, done)
+
+    def _tell(self, run_id: str, kind: RunEventKind, message: str) -> None:
+        if self._events is None:
+            return
+        try:
+            self._events.publish(RunEvent(run_id=run_id, kind=kind, message=message))
+        except StorageError as exc:
+            log.warning("could not tell run %s that %s: %s", run_id, message, exc)
 
     def _heartbeats_conclusive(self) -> bool:
         """Whether a heartbeat missing now means a dead worker (see the module doc).
@@ -113,10 +226,16 @@ class FarmMonitor:
             time.sleep(interval_s)
 
 
-def run_monitor(settings: Settings) -> None:
+def build_monitor(settings: Settings, repair: Repair | None = None) -> FarmMonitor:
+    """The monitor on ``settings``' Redis, telling runs through their event streams."""
+    registry = DeviceRegistry.from_settings(settings)
+    events = RunEventPublisher(registry.client, open_object_store(settings), flush_every=1)
+    return FarmMonitor(create_celery_app(settings), registry, events=events, repair=repair)
+
+
+def run_monitor(settings: Settings, repair: Repair | None = None) -> None:
     """Build the monitor from settings and run it."""
-    monitor = FarmMonitor(create_celery_app(settings), DeviceRegistry.from_settings(settings))
-    monitor.run_forever(settings.farm.heartbeat_s / 2)
+    build_monitor(settings, repair).run_forever(settings.farm.heartbeat_s / 2)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,6 @@
 // The farm: every phone with its state and the app in front, and the pause queue across all runs.
+// A phone that is down (its worker stopped beating, or the phone stopped answering) shows as
+// down with the reason instead of a screen, and the queue offers no take over on it.
 import { api } from "./api.js";
 import { onPauses, pauses } from "./alerts.js";
 import { clear, duration, h, pill, showError } from "./ui.js";
@@ -10,7 +12,12 @@ function short(runId) {
 export function showFarm(page) {
   const phones = h("div", { class: "phones", id: "phones" }, h("p", { class: "muted" }, "asking the phones…"));
   const queue = h("ol", { class: "queue", id: "pause-queue" });
-  const cards = new Map(); // serial -> {node, image, info}
+  const cards = new Map(); // serial -> {node, image, down, info}
+  const down = new Map(); // serial -> why it is down, from the last look at the phones
+
+  function isDown(device) {
+    return !device.heartbeat_alive || device.state === "offline" || device.state === "quarantined";
+  }
   page.append(
     h("section", { class: "card" }, h("h1", {}, "Waiting for a person"),
       h("p", { class: "muted" }, "Every pause on the farm, oldest first. Take over opens the run with that phone in your hands."),
@@ -18,7 +25,9 @@ export function showFarm(page) {
     h("section", { class: "card" }, h("h1", {}, "Phones"), phones));
 
   function renderQueue(list) {
-    clear(queue, list.length ? list.map((p) => h("li", { class: "pause" },
+    // The server leaves pauses on down phones out; a phone seen down since is left out here too.
+    const open = list.filter((p) => !down.has(p.entry.serial));
+    clear(queue, open.length ? open.map((p) => h("li", { class: "pause", dataset: { serial: p.entry.serial } },
       h("div", { class: "what" }, h("strong", {}, p.entry.app_label), " ", pill(p.entry.category || "decision", "warn"),
         h("div", {}, p.entry.reason),
         h("div", { class: "muted" }, `“${p.entry.question}” · phone ${p.entry.serial} · waiting ${duration(p.waited_s)}`)),
@@ -29,16 +38,21 @@ export function showFarm(page) {
   function card(device) {
     let entry = cards.get(device.serial);
     if (!entry) {
-      const image = h("img", { alt: `screen of ${device.serial}` });
+      const image = h("img", { alt: `screen of ${device.serial}`, hidden: true });
+      const gone = h("div", { class: "down-label", hidden: true });
       const info = h("div", { class: "info" });
-      entry = { node: h("article", { class: "phone", dataset: { serial: device.serial } }, image, info), image, info };
+      entry = { node: h("article", { class: "phone", dataset: { serial: device.serial } }, image, gone, info), image, down: gone, info };
       cards.set(device.serial, entry);
     }
-    entry.node.className = `phone ${device.state}`;
-    if (device.heartbeat_alive) {
+    const isdown = isDown(device);
+    entry.node.className = `phone ${device.state}${isdown ? " down" : ""}`;
+    entry.image.hidden = isdown || !entry.image.src;
+    entry.down.hidden = !isdown;
+    if (isdown) clear(entry.down, h("strong", {}, "phone down"), h("div", {}, device.reason || "its worker does not answer"));
+    else {
       const next = `/devices/${encodeURIComponent(device.serial)}/screen?width=240&t=${Date.now()}`;
       const loader = new Image();
-      loader.onload = () => { entry.image.src = next; }; // swap when loaded: no flicker
+      loader.onload = () => { entry.image.src = next; entry.image.hidden = false; }; // swap when loaded: no flicker
       loader.src = next;
     }
     const front = device.current_app ? `in front: ${device.current_app}`
@@ -46,16 +60,19 @@ export function showFarm(page) {
     clear(entry.info,
       h("div", { class: "row spread" }, h("strong", {}, device.serial), pill(device.state)),
       h("div", { class: "muted" }, `${device.model} · ${device.width}×${device.height} · ${device.apps} apps`),
-      h("div", {}, front),
+      isdown ? null : h("div", {}, front),
       device.lease_run ? h("div", {}, "run ", h("a", { href: `#/runs/${device.lease_run}`, title: device.lease_run }, short(device.lease_run))) : null,
       device.takeover_run ? h("div", { class: "warn" }, "a person drives it") : null,
-      device.state === "quarantined" || device.state === "offline" ? h("div", { class: "muted" }, device.reason) : null);
+      isdown ? h("div", { class: "muted" }, "the farm restarts its worker; its sub-tasks go to other phones with the app") : null);
     return entry.node;
   }
 
   async function refresh() {
     try {
       const devices = await api.get("/devices");
+      down.clear();
+      devices.filter(isDown).forEach((device) => down.set(device.serial, device.reason));
+      renderQueue(pauses.list);
       clear(phones, devices.length ? devices.map(card)
         : h("p", { class: "muted" }, "No phones: `droidretriever up` starts virtual phones."));
     } catch (error) {

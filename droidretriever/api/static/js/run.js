@@ -6,6 +6,7 @@ import { api, follow } from "./api.js";
 import { LiveScreen } from "./live.js";
 import { ExplorationMap } from "./map.js";
 import { RunMapPanel } from "./maps.js";
+import { PhoneLossNotice } from "./phone_loss.js";
 import { clear, clock, h, icon, pill, showError, toast } from "./ui.js";
 
 let me = null; // this browser's actor name ("browser 3f2a")
@@ -28,6 +29,7 @@ export function showRun(page, runId, params) {
   // A request to act (top up, order, send...): the plan's one line saying the agent does not do it.
   const actNote = h("p", { class: "act-note", id: "plan-act", hidden: true });
   const banner = h("div", { class: "pause-banner", id: "pause-banner", hidden: true });
+  const lost = new PhoneLossNotice(); // a phone of the run died: what happened, where it went on
   const controls = h("div", { class: "controls", id: "controls" });
   const phoneTabs = h("div", { class: "phone-tabs" });
   const typed = h("input", { id: "takeover-text", type: "text", autocomplete: "off", placeholder: "type into the focused field" });
@@ -52,7 +54,7 @@ export function showRun(page, runId, params) {
       h("section", { class: "card plan" }, h("h2", {}, "Plan"), planNote, actNote, checklist),
       h("section", { class: "card explore" }, h("h2", {}, "Exploration map"), map.node,
         h("details", { class: "events", open: false }, h("summary", {}, "Events"), log)),
-      h("section", { class: "card phone" }, h("h2", {}, "Phone"), phoneTabs, banner, live.node, controls, takeoverPanel)),
+      h("section", { class: "card phone" }, h("h2", {}, "Phone"), phoneTabs, lost.node, banner, live.node, controls, takeoverPanel)),
     appMaps.node, report));
 
   async function command(action, extra = {}) {
@@ -211,6 +213,7 @@ export function showRun(page, runId, params) {
 
   function onEvent(event) {
     logLine(event);
+    if (lost.show(event, state.replaying)) refreshSteering();
     const sid = event.subtask_id;
     switch (event.kind) {
       case "run_started":
