@@ -105,6 +105,7 @@ def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: 
     app: Celery = create_celery_app(settings)
     device.app = app
     bind_device(device)
+    device.deliveries.listen()
     app.steps["worker"].add(_DeviceLifecycle)
     app.steps["consumer"].add(_ConsumerHandle)
     log.info("worker for %s consumes %s", serial, ", ".join(device.queues))
@@ -115,6 +116,7 @@ def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: 
             "--without-gossip", "--without-mingle", f"--loglevel={loglevel}",
         ])
     finally:
+        device.deliveries.close()
         unbind_device()
         driver.close()
 
