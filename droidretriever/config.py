@@ -354,6 +354,9 @@ class FarmSettings(_Section):
     """The device farm (device_farm/, tasks/ workers): heartbeats, leases, health."""
 
     adb_host: str = "127.0.0.1"  # the adb server real phones and emulators hang off
+    # This host's name in its phones' farm serials (`<host>.emulator-5554`, device_farm.serials);
+    # empty: the machine's short host name. Give each farm host sharing one Redis its own.
+    host_name: str = Field(default="", pattern=r"^([A-Za-z0-9][A-Za-z0-9-]{0,23})?$")
     adb_port: int = Field(default=5037, gt=0, lt=65536)
     heartbeat_s: float = Field(default=2.0, gt=0.0, le=60.0)
     heartbeat_missed: int = Field(default=3, ge=1, le=20)  # beats missed before "offline"

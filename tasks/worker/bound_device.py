@@ -197,7 +197,7 @@ class BoundDevice:
         elif run_id is not None and not self.registry.leases.renew(self.serial, run_id) and hold:
             # The paused run let go of the phone (skipped, timed out, or found dead by `resume`).
             self._free(run_id)
-        problem = probe_device(self.raw_driver, self.raw_driver.address)
+        problem = probe_device(self.raw_driver, self.raw_driver.address, self.raw_driver.adb_serial)
         with self._lock:
             consuming = self._consuming
         if problem is not None:
