@@ -344,7 +344,7 @@ class SimSettings(_Section):
     seed: int = 7
     latency: LatencyProfile = LatencyProfile.ZERO
     # The phones are numbered from this index (emulator-5554 is 0, emulator-5556 is 1, ...):
-    # farm hosts sharing one Redis give their phones distinct serials.
+    # adb serials on this host; farm serials carry the host name (device_farm.serials).
     first_index: int = Field(default=0, ge=0, le=10_000)
     # DroidBot recordings served as installed apps of replay phones (``farm up --recordings``).
     recordings: Path | None = None
