@@ -42,6 +42,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from bench.results import create_figure, save_plot, write_section
+from device_farm.models import DeviceInfo
 from device_farm.sim import SimControlClient
 from droidretriever.errors import DroidRetrieverError
 from droidretriever.models import RunStatus, new_id
@@ -180,28 +181,31 @@ class ChaosMonkey:
             return stack.restart("s3", rng.uniform(2, 10), kill=rng.random() < 0.5)
         if kind == "prefect_restart":
             return stack.restart("prefect", rng.uniform(1, 5), kill=rng.random() < 0.5)
-        serial = self._busy_phone() or rng.choice(self._serials)
+        phone = self._pick_phone()
+        serial = phone.serial
         started = time.monotonic()
         if kind == "worker_kill":
             stack.kill_worker(serial)
             time.sleep(rng.uniform(2, 6))  # then the operator runs `droidretriever up`
             stack.repair_farm()
-        else:  # phone_drop: gone from the adb server for a few seconds
-            self._control.set_offline(serial, True)
+        else:  # phone_drop: gone from the adb server (which names it by its adb serial)
+            self._control.set_offline(phone.local_serial, True)
             try:
                 time.sleep(rng.uniform(3, 8))
             finally:
-                self._control.set_offline(serial, False)
+                self._control.set_offline(phone.local_serial, False)
         fault = Fault(kind=kind, target=serial, started=started, back=time.monotonic())
         stack.faults.append(fault)
         return fault
 
-    def _busy_phone(self) -> str | None:
+    def _pick_phone(self) -> DeviceInfo:
+        """A virtual phone with a sub-task in flight, else any (as registered: by farm serial)."""
         from device_farm.registry import DeviceRegistry
 
-        statuses = DeviceRegistry.from_settings(self._stack.settings, retry_window_s=0).statuses()
-        busy = [s.info.serial for s in statuses if s.inflight is not None]
-        return self._rng.choice(busy) if busy else None
+        statuses = [s for s in DeviceRegistry.from_settings(self._stack.settings, retry_window_s=0).statuses()
+                    if s.info.local_serial in self._serials]
+        busy = [s.info for s in statuses if s.inflight is not None]
+        return self._rng.choice(busy or [s.info for s in statuses])
 
 
 def run_phase(questions: list[str], phase: str, *, concurrency: int, budget_s: float,

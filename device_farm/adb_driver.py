@@ -20,7 +20,7 @@ from device_farm.adb_client import NoSpawnAdbClient, parse_focus, parse_wm_size
 from device_farm.adb_shell import PhoneShell
 from device_farm.driver import plan_scroll
 from device_farm.errors import DeviceCommandFailed, InputNotApplied
-from device_farm.models import DeviceObservation, Key, ObserveTimings, TextEntry
+from device_farm.models import DeviceInfo, DeviceObservation, Key, ObserveTimings, TextEntry
 from device_farm.screencap import RawFrame, decode_raw_screencap, encode_png
 from droidretriever.models import InstalledApp, Point, ScrollDirection
 
@@ -48,19 +48,33 @@ class AdbDriver:
     """Drive one phone through an adb server (``host:port``) by serial."""
 
     def __init__(
-        self, serial: str, *, host: str = "127.0.0.1", port: int = 5037, timeout_s: float = 30.0
+        self, serial: str, *, host: str = "127.0.0.1", port: int = 5037, timeout_s: float = 30.0,
+        adb_serial: str = "",
     ) -> None:
+        # ``serial`` is the phone's farm name; adb knows it as ``adb_serial`` (device_farm.serials).
         self._serial = serial
+        self._adb_serial = adb_serial or serial
         self._client = NoSpawnAdbClient(host, port, socket_timeout=timeout_s)
-        self._shell = PhoneShell(self._client, serial, timeout_s)
+        self._shell = PhoneShell(self._client, self._adb_serial, timeout_s)
         self._tty_dump: bool | None = None  # does `uiautomator dump /dev/tty` print the XML?
         self._size: tuple[int, int] | None = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"observe-{serial}")
         self._has_adb_keyboard: bool | None = None
 
+    @classmethod
+    def for_device(cls, info: DeviceInfo, timeout_s: float = 30.0) -> AdbDriver:
+        """A driver for a registered phone, through the adb server its worker uses."""
+        return cls(info.serial, host=info.adb_host, port=info.adb_port, timeout_s=timeout_s,
+                   adb_serial=info.local_serial)
+
     @property
     def serial(self) -> str:
         return self._serial
+
+    @property
+    def adb_serial(self) -> str:
+        """The serial the adb server knows the phone by."""
+        return self._adb_serial
 
     @property
     def address(self) -> tuple[str, int]:

@@ -19,6 +19,7 @@ from device_farm.errors import DeviceError, DeviceTimeout, FarmSetupError
 __all__ = [
     "DEFAULT_SNAPSHOT",
     "emulator_argv",
+    "emulator_serial",
     "find_emulator_binary",
     "restore_snapshot",
     "wait_for_boot",
@@ -44,6 +45,11 @@ def find_emulator_binary(sdk_root: Path | None) -> Path:
         "'system-images;android-34;google_apis;x86_64'`), create an AVD with avdmanager, then "
         "set ANDROID_SDK_ROOT or DROIDRETRIEVER_FARM__ANDROID_SDK_ROOT",
     )
+
+
+def emulator_serial(index: int) -> str:
+    """The adb serial of the ``index``-th emulator a host starts (``emulator-5554``, ...)."""
+    return f"emulator-{_FIRST_CONSOLE_PORT + 2 * index}"
 
 
 def emulator_argv(binary: Path, avd: str, index: int, snapshot: str = DEFAULT_SNAPSHOT) -> list[str]:

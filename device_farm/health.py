@@ -72,19 +72,24 @@ def find_down_phones(client: redis.Redis[bytes], serials: Iterable[str]) -> dict
     return down
 
 
-def probe_device(driver: Driver, adb_address: tuple[str, int] | None) -> str | None:
-    """None when the phone is healthy, else why not (in words for ``farm status``)."""
+def probe_device(driver: Driver, adb_address: tuple[str, int] | None,
+                 adb_serial: str = "") -> str | None:
+    """None when the phone is healthy, else why not (in words for ``farm status``).
+
+    ``adb_serial``: what adb lists the phone as, where it differs from ``driver.serial``.
+    """
     if adb_address is not None:
         host, port = adb_address
         try:
             entries = {e.serial: e.state for e in list_adb_devices(host, port, timeout=3.0)}
         except DeviceError as exc:
             return f"adb server {host}:{port} unreachable ({exc})"
-        state = entries.get(driver.serial)
+        listed = adb_serial or driver.serial
+        state = entries.get(listed)
         if state is None:
-            return f"adb at {host}:{port} no longer lists {driver.serial}"
+            return f"adb at {host}:{port} no longer lists {listed}"
         if state != "device":
-            return f"adb reports {driver.serial} as {state}"
+            return f"adb reports {listed} as {state}"
     try:
         driver.ping()
     except DeviceError as exc:

@@ -87,10 +87,18 @@ class DeviceInfo(Frozen):
     apps: tuple[InstalledApp, ...] = ()
     adb_host: str = "127.0.0.1"
     adb_port: int = 5037
+    # The serial adb knows the phone by, where ``serial`` is host-qualified
+    # (device_farm.serials); empty: the same as ``serial``.
+    adb_serial: str = ""
 
     @property
     def packages(self) -> tuple[str, ...]:
         return tuple(app.package for app in self.apps)
+
+    @property
+    def local_serial(self) -> str:
+        """The serial to give the adb server at ``adb_host:adb_port``."""
+        return self.adb_serial or self.serial
 
 
 class DeviceState(StrEnum):

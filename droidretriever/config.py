@@ -39,6 +39,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -356,7 +357,7 @@ class SimSettings(_Section):
     seed: int = 7
     latency: LatencyProfile = LatencyProfile.ZERO
     # The phones are numbered from this index (emulator-5554 is 0, emulator-5556 is 1, ...):
-    # farm hosts sharing one Redis give their phones distinct serials.
+    # adb serials on this host; farm serials carry the host name (device_farm.serials).
     first_index: int = Field(default=0, ge=0, le=10_000)
     # DroidBot recordings served as installed apps of replay phones (``farm up --recordings``).
     recordings: Path | None = None
@@ -366,21 +367,37 @@ class FarmSettings(_Section):
     """The device farm (device_farm/, tasks/ workers): heartbeats, leases, health."""
 
     adb_host: str = "127.0.0.1"  # the adb server real phones and emulators hang off
+    # This host's name in its phones' farm serials (`<host>.emulator-5554`, device_farm.serials);
+    # empty: the machine's short host name. Give each farm host sharing one Redis its own.
+    host_name: str = Field(default="", pattern=r"^([A-Za-z0-9][A-Za-z0-9-]{0,23})?$")
     adb_port: int = Field(default=5037, gt=0, lt=65536)
     heartbeat_s: float = Field(default=2.0, gt=0.0, le=60.0)
     heartbeat_missed: int = Field(default=3, ge=1, le=20)  # beats missed before "offline"
     lease_ttl_s: float = Field(default=30.0, gt=0.0, le=3600.0)
     max_failed_observes: int = Field(default=3, ge=1, le=20)  # in a row, then quarantine
     rejoin_after_ok: int = Field(default=2, ge=1, le=20)  # healthy probes before rejoining
-    # Longer than any sub-task (pauses included): the farm monitor redelivers a dead
-    # worker's sub-task at once, so the broker's own timer is only a last resort.
-    visibility_timeout_s: float = Field(default=7200.0, ge=10.0)
+    # A delivery nobody keeps visible goes back to its queue after this: a worker renews the
+    # ones it holds with every heartbeat (a long or paused sub-task keeps its message), so one
+    # whose worker died, even before the task's first line, is redelivered within seconds.
+    visibility_timeout_s: float = Field(default=30.0, ge=2.0)
     emulator_boot_timeout_s: float = Field(default=240.0, gt=0.0)
     android_sdk_root: Path | None = None  # else $ANDROID_SDK_ROOT / $ANDROID_HOME
     # `farm up` gives the host's workers one shared OCR engine (the OCR service at
     # perception.ocr_service_url, holding perception.ocr_backend's engine) instead of one each:
     # a worker then imports no engine (docs/benchmarks.md, "Worker memory").
     shared_ocr: bool = True
+
+    @model_validator(mode="after")
+    def _visibility_outlives_heartbeats(self) -> FarmSettings:
+        # The broker must not hand a message on before the worker holding it could have been
+        # seen dead: a worker that missed a beat or two still keeps its sub-task.
+        least = 2 * self.heartbeat_s * self.heartbeat_missed
+        if self.visibility_timeout_s < least:
+            raise ValueError(
+                f"visibility_timeout_s ({self.visibility_timeout_s:g}) must be at least twice the "
+                f"heartbeat TTL (heartbeat_s * heartbeat_missed = {least / 2:g} s): raise "
+                "DROIDRETRIEVER_FARM__VISIBILITY_TIMEOUT_S or beat more often")
+        return self
 
 
 class PerceptionSettings(_Section):

@@ -35,9 +35,15 @@ from deploy.farm.processes import (
 )
 from deploy.local.processes import is_port_free
 from device_farm.adb_client import list_adb_devices
-from device_farm.emulators import emulator_argv, find_emulator_binary, wait_for_boot
+from device_farm.emulators import (
+    emulator_argv,
+    emulator_serial,
+    find_emulator_binary,
+    wait_for_boot,
+)
 from device_farm.errors import DeviceError, FarmSetupError
 from device_farm.registry import DeviceRegistry
+from device_farm.serials import farm_serial, host_label
 from droidretriever.config import Settings
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "bring_up_emulators",
     "bring_up_sim",
     "ensure_sim_farm",
+    "farm_serials",
     "repair_farm",
     "running_farm",
     "wait_for_workers",
@@ -92,14 +99,21 @@ def worker_process_name(serial: str) -> str:
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]", "_", serial)
 
 
+def farm_serials(settings: Settings, adb_serials: Sequence[str]) -> dict[str, str]:
+    """Each phone's farm serial (host-qualified where adb's is host-local) -> its adb serial."""
+    host = host_label(settings.farm.host_name)
+    return {farm_serial(serial, host): serial for serial in adb_serials}
+
+
 def _start_workers(settings: Settings, host: str, port: int,
-                   serials: tuple[str, ...]) -> list[ProcessRecord]:
+                   serials: dict[str, str]) -> list[ProcessRecord]:
     records = [
-        start_process(settings.state_dir, worker_process_name(serial), [
-            "python", "-m", "tasks.worker.device_worker", "--serial", serial,
-            "--adb-host", host, "--adb-port", str(port), *worker_ocr_args(settings),
+        start_process(settings.state_dir, worker_process_name(name), [
+            "python", "-m", "tasks.worker.device_worker", "--serial", adb_serial,
+            "--farm-serial", name, "--adb-host", host, "--adb-port", str(port),
+            *worker_ocr_args(settings),
         ])
-        for serial in serials
+        for name, adb_serial in serials.items()
     ]
     records.append(start_process(settings.state_dir, "monitor",
                                  ["python", "-m", "deploy.farm.monitor"]))
@@ -133,13 +147,13 @@ def bring_up_sim(settings: Settings, phones: int, recordings: Sequence[Path] = (
         *(["--recordings", *(str(p.resolve()) for p in recorded)] if recorded else []),
     ])
     try:
-        serials = _wait_for_adb(host, port, phones, timeout_s=60.0)
+        serials = farm_serials(settings, _wait_for_adb(host, port, phones, timeout_s=60.0))
         ocr = start_shared_ocr(settings)
     except FarmSetupError:
         stop_process(sim)
         raise
     records = [sim, *ocr, *_start_workers(settings, host, port, serials)]
-    manifest = FarmManifest(mode="sim", adb_host=host, adb_port=port, serials=serials,
+    manifest = FarmManifest(mode="sim", adb_host=host, adb_port=port, serials=tuple(serials),
                             processes=tuple(records))
     write_manifest(settings.state_dir, manifest)
     return manifest
@@ -150,7 +164,7 @@ def bring_up_adb(settings: Settings) -> FarmManifest:
     _check_no_farm(settings)
     host, port = settings.farm.adb_host, settings.farm.adb_port
     entries = list_adb_devices(host, port)
-    serials = tuple(e.serial for e in entries if e.state == "device")
+    serials = farm_serials(settings, [e.serial for e in entries if e.state == "device"])
     if not serials:
         others = ", ".join(f"{e.serial} ({e.state})" for e in entries) or "none"
         raise FarmSetupError(
@@ -159,7 +173,7 @@ def bring_up_adb(settings: Settings) -> FarmManifest:
             "`adb connect <ip>:5555` for Wi-Fi adb (see docs/device-farm.md)",
         )
     ocr = start_shared_ocr(settings)
-    manifest = FarmManifest(mode="adb", adb_host=host, adb_port=port, serials=serials,
+    manifest = FarmManifest(mode="adb", adb_host=host, adb_port=port, serials=tuple(serials),
                             processes=(*ocr, *_start_workers(settings, host, port, serials)))
     write_manifest(settings.state_dir, manifest)
     return manifest
@@ -174,9 +188,10 @@ def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
         start_process(settings.state_dir, f"emulator-{avd}", emulator_argv(binary, avd, index))
         for index, avd in enumerate(avds)
     ]
-    serials = tuple(f"emulator-{5554 + 2 * index}" for index in range(len(avds)))
+    # Every host's emulators are emulator-5554, ...: their farm serials carry the host's name.
+    serials = farm_serials(settings, [emulator_serial(index) for index in range(len(avds))])
     try:
-        for serial in serials:
+        for serial in serials.values():
             wait_for_boot(host, port, serial, settings.farm.emulator_boot_timeout_s)
         ocr = start_shared_ocr(settings)
     except DeviceError:  # FarmSetupError is one
@@ -184,7 +199,7 @@ def bring_up_emulators(settings: Settings, avds: list[str]) -> FarmManifest:
             stop_process(record)
         raise
     records = [*emulators, *ocr, *_start_workers(settings, host, port, serials)]
-    manifest = FarmManifest(mode="emulators", adb_host=host, adb_port=port, serials=serials,
+    manifest = FarmManifest(mode="emulators", adb_host=host, adb_port=port, serials=tuple(serials),
                             processes=tuple(records))
     write_manifest(settings.state_dir, manifest)
     return manifest

@@ -199,8 +199,7 @@ class LiveScreens:
             driver = self._drivers.get(serial)
             if driver is None:
                 info = self._registry.info(serial)
-                driver = self._drivers[serial] = AdbDriver(serial, host=info.adb_host,
-                                                           port=info.adb_port, timeout_s=10.0)
+                driver = self._drivers[serial] = AdbDriver.for_device(info, timeout_s=10.0)
             return driver
 
     def source(self, serial: str) -> FrameSource:
@@ -212,7 +211,7 @@ class LiveScreens:
         info = self._registry.info(serial)
 
         def open_driver() -> AdbDriver:
-            return AdbDriver(serial, host=info.adb_host, port=info.adb_port, timeout_s=10.0)
+            return AdbDriver.for_device(info, timeout_s=10.0)
 
         created = FrameSource(serial, open_driver, self._interval_s)
         with self._lock:

@@ -157,7 +157,7 @@ class ScriptedOperator:
     def _log_in(self, entry: PauseEntry) -> None:
         self._apply(entry.run_id, SteerRequest(action=SteerAction.TAKE_OVER, serial=entry.serial))
         info = self._registry.info(entry.serial)
-        driver = AdbDriver(entry.serial, host=info.adb_host, port=info.adb_port, timeout_s=10.0)
+        driver = AdbDriver.for_device(info, timeout_s=10.0)
         try:
             form = self._read_form(driver)
             for field in form.fields:

@@ -29,18 +29,19 @@ def prepare_phone(registry: DeviceRegistry, serial: str, task: SuiteTask) -> str
     info = registry.info(serial)
     packages = {a.label: a.package for a in info.apps}
     control = VirtualPhoneControl(info.adb_host, info.adb_port)
+    local = info.local_serial  # the control service names the phone as its adb server does
     try:
         if control.is_virtual():
-            control.reset("boot", serial)
-            control.set_day(task.day, serial)
+            control.reset("boot", local)
+            control.set_day(task.day, local)
             for label in task.signed_out:
                 if label not in packages:
                     raise FlowError(f"{task.id} signs out {label}, which phone {serial} lacks",
                                     hint="run the suite on phones that have the task's apps")
-                control.set_logged_in(serial, packages[label], False)
+                control.set_logged_in(local, packages[label], False)
             signed = f", {', '.join(task.signed_out)} signed out" if task.signed_out else ""
             return f"virtual: reset, day {task.day}{signed}"
-        driver = AdbDriver(serial, host=info.adb_host, port=info.adb_port, timeout_s=10.0)
+        driver = AdbDriver.for_device(info, timeout_s=10.0)
         try:
             for label in task.apps:
                 if label in packages:

@@ -4,7 +4,9 @@ One worker process serves exactly one phone (``--pool=solo``, concurrency 1),
 so the binding is per process: :func:`bind_device` at worker start,
 :func:`bound_device` inside tasks. The heartbeat thread beats every
 ``farm.heartbeat_s``, renews the current run's lease (a paused run keeps its
-phone until it resumes, lets go, or outlives its pause timeout), probes the phone, quarantines it when the probe fails and lets it
+phone until it resumes, lets go, or outlives its pause timeout) and the
+broker's visibility of the messages the worker holds (:mod:`tasks.worker.deliveries`),
+probes the phone, quarantines it when the probe fails and lets it
 rejoin after ``farm.rejoin_after_ok`` good probes in a row.
 """
 
@@ -24,6 +26,7 @@ from device_farm.health import HealthCheckedDriver, probe_device
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import Settings
+from tasks.worker.deliveries import HeldDeliveries
 from tasks.worker.queues import app_queue, device_queue
 
 __all__ = ["BoundDevice", "bind_device", "bound_device", "unbind_device"]
@@ -47,6 +50,7 @@ class BoundDevice:
         self.hostname = ""
         self.app: Celery | None = None
         self.consumer: Any = None  # celery.worker.consumer.Consumer, set by a bootstep
+        self.deliveries = HeldDeliveries()
         self._run_id: str | None = None
         self._hold = False
         self._hold_since = 0.0  # time.monotonic() when the run paused for a person
@@ -182,6 +186,7 @@ class BoundDevice:
         if not self.registry.is_registered(self.serial):
             self.registry.register(self.info, self.hostname)  # Redis restarted empty
         self.registry.heartbeat(self.serial)
+        self.deliveries.keep_visible(self.registry.client)
         with self._lock:
             run_id, hold, held_s = self._run_id, self._hold, time.monotonic() - self._hold_since
         if run_id is not None and hold and held_s > self._longest_hold_s:
@@ -192,7 +197,7 @@ class BoundDevice:
         elif run_id is not None and not self.registry.leases.renew(self.serial, run_id) and hold:
             # The paused run let go of the phone (skipped, timed out, or found dead by `resume`).
             self._free(run_id)
-        problem = probe_device(self.raw_driver, self.raw_driver.address)
+        problem = probe_device(self.raw_driver, self.raw_driver.address, self.raw_driver.adb_serial)
         with self._lock:
             consuming = self._consuming
         if problem is not None:

@@ -1,10 +1,24 @@
 """The Celery app: Redis broker and backend, JSON only, one sub-task at a time per phone.
 
-Routing: see :mod:`tasks.worker.queues`. ``acks_late`` + ``reject_on_worker_lost`` +
-prefetch 1 mean a sub-task is acknowledged only when it finished, so one on a
-worker that dies is delivered again to another phone with the app (the farm
-monitor puts it back at once; the broker's visibility timeout is the
-fallback). The app is built from settings, never at import time.
+Routing: see :mod:`tasks.worker.queues`. ``acks_late`` + prefetch 1 mean a
+sub-task is acknowledged only when it finished (acking on receipt or on start
+would lose the message of a worker that dies mid-task). The solo pool runs the
+task in the worker process itself, so a worker that dies cannot reject its
+message (``reject_on_worker_lost`` covers a pool child only): the broker gets
+it back. Two ways, whichever comes first:
+
+- the farm monitor puts a dead worker's in-flight sub-task back once its
+  heartbeat is missing (it knows the sub-task from the in-flight record the
+  task writes first);
+- the broker's visibility timeout, ``farm.visibility_timeout_s`` (30 s): every
+  worker sweeps ``unacked`` each few seconds and requeues a message nobody
+  kept visible for that long. Each worker's heartbeat keeps the messages it
+  holds visible (:mod:`tasks.worker.deliveries`), so a long or paused sub-task
+  is never handed out twice while its worker lives, and one whose worker died
+  before the task's first line (no in-flight record yet) comes back within
+  the timeout plus a sweep, not hours.
+
+The app is built from settings, never at import time.
 
 A Redis restart is Celery's own transient fault, retried inside Celery, once
 (docs/architecture.md "Faults"): workers reconnect to the broker forever; storing a result,
@@ -20,7 +34,7 @@ from celery import Celery
 from droidretriever.config import Settings
 from tasks.worker.device_tasks import register_device_tasks
 
-__all__ = ["DEVICE_TASK_MODULES", "create_celery_app", "redis_retry_policy"]
+__all__ = ["DEVICE_TASK_MODULES", "create_celery_app", "redis_retry_policy", "restore_interval_s"]
 
 # Modules that define device-bound tasks (``@device_task``); a worker imports them all.
 DEVICE_TASK_MODULES: tuple[str, ...] = ("tasks.worker.farm_tasks", "tasks.navigate.task", "tasks.mapping.task")
@@ -41,6 +55,11 @@ def redis_retry_policy(window_s: float) -> dict[str, float | int | None]:
     return {"max_retries": retries, "interval_start": _RETRY_START_S,
             "interval_step": _RETRY_STEP_S, "interval_max": _RETRY_MAX_S,
             "timeout": window_s or None}
+
+
+def restore_interval_s(visibility_timeout_s: float) -> float:
+    """How often a worker sweeps for messages nobody kept visible: a fifth of the timeout, 1-10 s."""
+    return min(10.0, max(1.0, visibility_timeout_s / 5))
 
 
 def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Celery:
@@ -67,6 +86,9 @@ def create_celery_app(settings: Settings, *, main: str = "droidretriever") -> Ce
         result_extended=True,
         broker_transport_options={
             "visibility_timeout": settings.farm.visibility_timeout_s,
+            # Sweep for messages of dead workers often enough that they come back in seconds.
+            "unacked_restore_interval": restore_interval_s(settings.farm.visibility_timeout_s),
+            "unacked_restore_throttle": 1,
             # Redis gives no ordering across queues; round-robin keeps app.* fair.
             "fanout_prefix": True,
             "fanout_patterns": True,

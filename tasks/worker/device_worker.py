@@ -80,6 +80,7 @@ def describe_device(driver: AdbDriver) -> DeviceInfo:
     return DeviceInfo(
         serial=driver.serial, model=driver.model(), width=width, height=height,
         apps=driver.list_apps(), adb_host=host, adb_port=port,
+        adb_serial="" if driver.adb_serial == driver.serial else driver.adb_serial,
     )
 
 
@@ -95,26 +96,32 @@ def check_copilot_models(settings: Settings) -> None:
 
 
 def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: int,
-                      loglevel: str = "INFO") -> None:
-    """Bind this process to ``serial`` and run its worker until stopped."""
+                      loglevel: str = "INFO", farm_serial: str = "") -> None:
+    """Bind this process to adb's ``serial`` and run its worker until stopped.
+
+    ``farm_serial``: the phone's name in the registry and queues, where it is host-qualified
+    (device_farm.serials); empty: ``serial`` itself.
+    """
     check_copilot_models(settings)
-    driver = AdbDriver(serial, host=adb_host, port=adb_port)
+    driver = AdbDriver(farm_serial or serial, host=adb_host, port=adb_port, adb_serial=serial)
     info = describe_device(driver)
     registry = DeviceRegistry.from_settings(settings)
     device = BoundDevice(settings, info, driver, registry)
     app: Celery = create_celery_app(settings)
     device.app = app
     bind_device(device)
+    device.deliveries.listen()
     app.steps["worker"].add(_DeviceLifecycle)
     app.steps["consumer"].add(_ConsumerHandle)
-    log.info("worker for %s consumes %s", serial, ", ".join(device.queues))
+    log.info("worker for %s consumes %s", device.serial, ", ".join(device.queues))
     try:
         app.worker_main([
             "worker", "--pool=solo", "--concurrency=1", "--prefetch-multiplier=1",
-            f"--queues={','.join(device.queues)}", f"--hostname={worker_hostname(serial)}",
+            f"--queues={','.join(device.queues)}", f"--hostname={worker_hostname(device.serial)}",
             "--without-gossip", "--without-mingle", f"--loglevel={loglevel}",
         ])
     finally:
+        device.deliveries.close()
         unbind_device()
         driver.close()
 
@@ -122,7 +129,10 @@ def run_device_worker(settings: Settings, serial: str, adb_host: str, adb_port: 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``python -m tasks.worker.device_worker``."""
     parser = argparse.ArgumentParser(description="A Celery worker bound to one phone.")
-    parser.add_argument("--serial", required=True)
+    parser.add_argument("--serial", required=True, help="the phone's serial on its adb server")
+    parser.add_argument("--farm-serial", default="",
+                        help="its name in the farm where host-qualified (`farm up` passes it); "
+                             "default: --serial")
     parser.add_argument("--adb-host", default=None, help="default: settings.farm.adb_host")
     parser.add_argument("--adb-port", type=int, default=None, help="default: settings.farm.adb_port")
     parser.add_argument("--loglevel", default="INFO")
@@ -137,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=args.loglevel, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     run_device_worker(
         settings, args.serial, args.adb_host or settings.farm.adb_host,
-        args.adb_port or settings.farm.adb_port, args.loglevel,
+        args.adb_port or settings.farm.adb_port, args.loglevel, args.farm_serial,
     )
 
 

@@ -4,8 +4,13 @@
                                                   and subscriptions: `droidretriever up --no-farm`
                                                   with stack.serve_hosts = [10.231.0.1]
     farm host A     10.231.0.10 -- veth -- 10.231.0.9   two virtual phones (emulator-5554, -5556),
-    farm host B     10.231.0.14 -- veth -- 10.231.0.13  two more (emulator-5558, -5560), a worker
+    farm host B     10.231.0.14 -- veth -- 10.231.0.13  and two more named the same, a worker
                                                   each and a farm monitor: `droidretriever farm up --sim 2`
+
+The farm hosts are named farm-a and farm-b (each in its own UTS namespace, as two machines
+are), and both number their phones from emulator-5554, as every host numbers its emulators:
+the farm names them farm-a.emulator-5554 ... farm-b.emulator-5556 (device_farm.serials), so
+the four register, are listed and take sub-tasks without one shadowing another.
 
 Each host has its own network stack: nothing reaches the machine's network, and nothing of it
 reaches them (addresses only on the veths and the namespaces' loopbacks). Every process talks
@@ -185,10 +190,11 @@ def test_runs_finish_on_the_other_farm_host_when_one_is_stopped(hosts: Hosts, tm
                "DROIDRETRIEVER_STACK__SERVE_HOSTS": json.dumps([SERVICES_IP])}
     run_in(hosts, "svc", svc_env, cli, "up", "--no-farm", timeout_s=240)
     farm_env = {}
-    for farm, first in (("a", 0), ("b", 2)):
-        farm_env[farm] = {**env, "DROIDRETRIEVER_STATE_DIR": str(tmp_path / farm),
-                          "DROIDRETRIEVER_SIM__FIRST_INDEX": str(first)}
-        run_in(hosts, farm, farm_env[farm], cli, "farm", "up", "--sim", "2", timeout_s=240)
+    for farm in ("a", "b"):
+        farm_env[farm] = {**env, "DROIDRETRIEVER_STATE_DIR": str(tmp_path / farm)}
+        # Its own host name, as on its own machine; what `farm up` starts keeps it.
+        run_in(hosts, farm, farm_env[farm], "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+               f"farm-{farm}", cli, "farm", "up", "--sim", "2", timeout_s=240)
     up_s = time.monotonic() - started
 
     # The API on the services host lists the four phones of both farm hosts.
@@ -198,8 +204,8 @@ def test_runs_finish_on_the_other_farm_host_when_one_is_stopped(hosts: Hosts, tm
     devices_env = {**farm_env["b"], "DEVICES_URL": f"http://{SERVICES_IP}:8700/devices"}
     listed = json.loads(run_in(hosts, "b", devices_env, sys.executable, "-c", check,
                                timeout_s=60).stdout)
-    farm_a = ["emulator-5554", "emulator-5556"]
-    farm_b = ["emulator-5558", "emulator-5560"]
+    farm_a = ["farm-a.emulator-5554", "farm-a.emulator-5556"]
+    farm_b = ["farm-b.emulator-5554", "farm-b.emulator-5556"]
     assert listed == sorted(farm_a + farm_b)
 
     out = tmp_path / "result.json"
@@ -212,12 +218,16 @@ def test_runs_finish_on_the_other_farm_host_when_one_is_stopped(hosts: Hosts, tm
                      indent=1))
 
     assert result["stopped"], "no phone of farm host A took a sub-task: nothing was stopped"
+    assert result["stopped"]["serial"] in farm_a  # host A's emulator-555x took one
     assert hosts.pids("a") == []
     for run in result["runs"]:
         assert run["status"] == "completed", run
         assert run["captures"] > 0, run
         assert run["missing"] == 0 and run["extra"] == 0, run
     phones = result["phones"]
+    # The same adb serials on both hosts, four phones in the farm.
+    for names in (farm_a, farm_b):
+        assert [phones[s]["adb_serial"] for s in names] == ["emulator-5554", "emulator-5556"]
     assert sum(phones[s]["tasks_done"] for s in farm_b) >= 1
     assert phones[result["stopped"]["serial"]]["state"] == "offline"  # the monitor saw host A go
     # Only the namespaces held the veths and 10.231.0.0/24: the machine's own network never did.

@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
             stopped = stopper.result()
         wall_s = time.monotonic() - origin
         inspected = [inspect_run(record) for record in records]
-    phones = {s.info.serial: {"state": s.state.value, "tasks_done": s.tasks_done,
+    phones = {s.info.serial: {"adb_serial": s.info.local_serial, "state": s.state.value,
+                              "tasks_done": s.tasks_done,
                               "tasks_failed": s.tasks_failed}
               for s in registry.statuses()}
     if stopped:

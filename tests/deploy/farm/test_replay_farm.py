@@ -38,7 +38,7 @@ def test_recorded_apps_run_through_the_farm_like_any_app(
         labels = {app.label for app in replay.apps}
         assert {"Reuters", "Smartnews", "Etsy"} <= labels
         assert "Reuters" not in {app.label for app in by_serial[manifest.serials[0]].apps}
-        driver = AdbDriver(replay.serial, port=settings.sim.adb_port)
+        driver = AdbDriver.for_device(replay)  # by its adb serial, on the farm's adb server
         try:
             driver.open_app("com.thomsonreuters.reuters")
             seen = driver.observe()
