@@ -19,7 +19,7 @@ from droidretriever.models import (
     new_id,
 )
 from flows.models import AppOutcome, RetrieveRequest
-from flows.retrieve import app_groups, retrieve, rewrite_goals
+from flows.retrieve import app_groups, rewrite_goals, run_retrieve
 from flows.runtime import open_services
 from flows.stop import request_stop
 from storage import ManifestStore, StorageError, open_object_store
@@ -78,7 +78,7 @@ def test_stop_and_report_uses_what_was_done_so_far(flow_farm: FlowFarm) -> None:
     stopper = threading.Thread(target=stop_once_the_first_subtask_runs)
     stopper.start()
     try:
-        outcome = retrieve(request)
+        outcome = run_retrieve(request)
     finally:
         stopper.join()
         flow_farm.sim.control.request(ControlRequest(op="clear_faults"))
