@@ -236,8 +236,8 @@ def check_subscription(subscription_id: str) -> SubscriptionCheck:
     subs = SubscriptionStore(services.store)
     sub = subs.load(subscription_id)
     outcome = run_retrieve(RetrieveRequest(text=sub.query, apps=sub.apps, mode=sub.mode,
-                                       browsing_limit=sub.browsing_limit,
-                                       navigate_task=sub.navigate_task))
+                                           browsing_limit=sub.browsing_limit,
+                                           navigate_task=sub.navigate_task))
     manifest = services.manifests.read(outcome.run_id)
     captures = load_run_captures(services.store, outcome.run_id, manifest.capture_ids)
     terms = [s.search_term for s in (manifest.plan.subtasks if manifest.plan else ())
