@@ -33,7 +33,7 @@ from prefect.client.schemas.filters import (
 )
 from prefect.client.schemas.objects import FlowRun, State, StateType
 from prefect.exceptions import PrefectException
-from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, temporary_settings
+from prefect.settings import PREFECT_API_URL, PREFECT_CLIENT_MAX_RETRIES, temporary_settings
 from prefect.states import Paused, Running
 
 from device_farm.registry import DeviceRegistry
@@ -48,8 +48,13 @@ _APP_QUEUE = "app."
 
 
 def mirror_phone_pause(registry: DeviceRegistry, manifests: ManifestStore, run_id: str,
-                       serial: str, *, paused: bool, why: str) -> threading.Thread:
-    """Set the app sub-flow running on ``serial`` Paused (or Running again), in a thread."""
+                       serial: str, *, paused: bool, why: str) -> threading.Thread | None:
+    """Set the app sub-flow running on ``serial`` Paused (or Running again), in a thread.
+
+    Nothing when this process has no Prefect server named (never a temporary one).
+    """
+    if not PREFECT_API_URL.value():
+        return None
     thread = threading.Thread(target=_mirror, args=(registry, manifests, run_id, serial, paused,
                                                     why), daemon=True, name=f"prefect-{serial}")
     thread.start()
