@@ -38,6 +38,7 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
+@pytest.mark.timeout(900)  # the stack starts first; on a busy 2-core host that takes minutes
 def test_a_stopped_run_is_stopped_and_its_report_is_partial_and_names_the_person(
         api_stack: ApiStack, browser: BrowserContext) -> None:
     sim = api_stack.farm.sim
@@ -53,9 +54,8 @@ def test_a_stopped_run_is_stopped_and_its_report_is_partial_and_names_the_person
         page.locator("#question").fill("Which permissions does Meituan have?")
         page.locator("#ask").click()
         page.wait_for_url("**/#/runs/run-*")
-        expect(page.locator("#checklist li.item")).to_have_attribute("data-status", "running",
-                                                                     timeout=90_000)
-        page.locator("#do-pause").click(timeout=90_000)
+        # Pause is offered once a sub-task runs on a phone.
+        page.locator("#do-pause").click(timeout=240_000)
         expect(page.locator("#do-resume")).to_be_visible(timeout=20_000)
         page.locator("#do-stop").click()
         expect(page.locator("#run-status")).to_contain_text("stopped", timeout=120_000)
