@@ -23,9 +23,13 @@ def list_interventions(events: Iterable[RunEvent], apps: Mapping[str, str],
     """The people's acts among ``events``, in the order they happened (each event once).
 
     ``apps``: sub-task id -> app label; ``phones``: sub-task id -> the phone it ran on, for
-    an event that does not name its phone.
+    an event that does not name its phone (and, the other way, the app of an event that names
+    only its phone, when one app ran there).
     """
     phones = phones or {}
+    on_phone: dict[str, set[str]] = {}
+    for subtask_id, phone in phones.items():
+        on_phone.setdefault(phone, set()).add(apps.get(subtask_id, ""))
     seen: set[int] = set()
     found: list[tuple[int, Intervention]] = []
     for event in events:
@@ -35,9 +39,11 @@ def list_interventions(events: Iterable[RunEvent], apps: Mapping[str, str],
             continue
         seen.add(event.seq)
         subtask = event.subtask_id
+        serial = event.serial or (phones.get(subtask) if subtask else None)
+        there = on_phone.get(serial or "", set())
+        app = apps.get(subtask, "") if subtask else (next(iter(there)) if len(there) == 1 else "")
         found.append((event.seq, Intervention(
             at=event.at, actor=event.actor, what=event.message or event.kind.value,
-            serial=event.serial or (phones.get(subtask) if subtask else None),
-            app_label=apps.get(subtask, "") if subtask else "", subtask_id=subtask)))
+            serial=serial, app_label=app, subtask_id=subtask)))
     found.sort(key=lambda pair: (pair[1].at, pair[0]))
     return tuple(intervention for _, intervention in found)

@@ -49,6 +49,8 @@ def _events() -> list[RunEvent]:
         RunEvent(run_id="run-t", kind=RunEventKind.STEP, seq=3, at=at(3), subtask_id="shop-1",
                  actor="browser 3f2a", message="text entered, 14 characters", step=tap),  # twice
         RunEvent(run_id="run-t", kind=RunEventKind.CONTROL, seq=4, at=at(4), actor="browser 3f2a",
+                 serial="emulator-5556", message="paused the copilot on emulator-5556"),
+        RunEvent(run_id="run-t", kind=RunEventKind.CONTROL, seq=5, at=at(5), actor="browser 3f2a",
                  message="asked to stop and report"),
     ]
 
@@ -89,7 +91,8 @@ def test_a_stopped_run_reports_partial_with_what_people_did(
     people = [(i.at.second, i.serial, i.app_label, i.what) for i in report.interventions]
     assert people == [(2, "emulator-5554", "Meituan", "took over emulator-5554"),
                       (3, "emulator-5554", "Meituan", "text entered, 14 characters"),
-                      (4, None, "", "asked to stop and report")]
+                      (4, "emulator-5556", "Settings", "paused the copilot on emulator-5556"),
+                      (5, None, "", "asked to stop and report")]
 
     markdown = store.get_bytes(files.markdown_key).decode()
     assert "> **Partial report:** a person stopped the run before Settings finished" in markdown
@@ -107,5 +110,6 @@ def test_a_stopped_run_reports_partial_with_what_people_did(
 def test_only_a_persons_acts_are_interventions() -> None:
     found = list_interventions(_events(), {"shop-1": "Meituan"}, {"shop-1": "emulator-5554"})
     assert [i.what for i in found] == ["took over emulator-5554", "text entered, 14 characters",
+                                       "paused the copilot on emulator-5556",
                                        "asked to stop and report"]  # the copilot's step is not one
     assert all(i.actor == "browser 3f2a" for i in found)
