@@ -89,7 +89,7 @@ def answer_task(task: SuiteTask, suite: str, control: SimControlClient, reader: 
                 watcher: PauseWatcher, truth: SimTruth) -> TaskAnswer:
     """Ask ``task``'s question from its starting state; score the report and audit the run."""
     from flows.models import RetrieveRequest
-    from flows.retrieve import retrieve
+    from flows.retrieve import run_retrieve
 
     _start_state(task, control)
     run_id = new_id("run")
@@ -97,7 +97,7 @@ def answer_task(task: SuiteTask, suite: str, control: SimControlClient, reader: 
     started = time.perf_counter()
     base = {"task_id": task.id, "suite": suite, "apps_wanted": task.apps, "pauses_expected": task.pauses}
     try:
-        outcome = retrieve(RetrieveRequest(text=task.query, run_id=run_id))
+        outcome = run_retrieve(RetrieveRequest(text=task.query, run_id=run_id))
     except DroidRetrieverError as exc:
         return TaskAnswer(**base, score=ReportScore(points_total=len(task.scoring_points),
                                                     missed=task.scoring_points),

@@ -91,7 +91,7 @@ class RunRecord(BaseModel):
 def ask_question(question: str, phase: str, origin: float, timeout_s: float) -> RunRecord:
     """Ask ``question`` as ``droidretriever ask`` does (the flow in this process); inspect it."""
     from flows.models import RetrieveRequest
-    from flows.retrieve import retrieve
+    from flows.retrieve import run_retrieve
 
     run_id = new_id("run")
     started = time.monotonic() - origin
@@ -102,7 +102,7 @@ def ask_question(question: str, phase: str, origin: float, timeout_s: float) -> 
     def run() -> None:
         nonlocal error
         try:
-            context.run(retrieve, RetrieveRequest(text=question, run_id=run_id))
+            context.run(run_retrieve, RetrieveRequest(text=question, run_id=run_id))
         except Exception as exc:  # recorded; the run counts as not completed
             error = f"{type(exc).__name__}: {exc}"[:160]
         finally:

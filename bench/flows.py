@@ -117,7 +117,7 @@ def bench_overhead(samples: int) -> dict[str, list[float]]:
 def bench_big_mac(runs: int) -> list[dict[str, float]]:
     """Wall time of the Big Mac question and where it went, per run (seconds)."""
     from flows.models import RetrieveRequest
-    from flows.retrieve import retrieve
+    from flows.retrieve import run_retrieve
     from flows.runtime import open_services
     from storage import RunEventReader
 
@@ -126,7 +126,7 @@ def bench_big_mac(runs: int) -> list[dict[str, float]]:
     for _ in range(runs):
         run_id = new_id("run")
         started = time.perf_counter()
-        retrieve(RetrieveRequest(text=BIG_MAC, run_id=run_id))
+        run_retrieve(RetrieveRequest(text=BIG_MAC, run_id=run_id))
         wall = time.perf_counter() - started
         events = RunEventReader(services.redis).read_after(run_id, 0, count=10_000)
         breakdowns.append({"wall": wall, **_breakdown(events)})

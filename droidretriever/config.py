@@ -29,7 +29,7 @@ import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import (
     AnyHttpUrl,
@@ -228,6 +228,18 @@ class PrefectSettings(_Section):
     def ui_url(self) -> str:
         """The Prefect UI: the API URL without its ``/api`` path."""
         return str(self.api_url).rstrip("/").removesuffix("/api")
+
+    def flow_run_url(self, flow_run_id: object) -> str:
+        """A flow run in the Prefect UI, through the UI's login when the server has basic auth.
+
+        Prefect's UI keeps the auth string in the browser once a person has typed it; a deep
+        link opened before that shows "Authentication failed" and "Page not found". Its login
+        page takes the run as where to go next, so the link works for a first visit too.
+        """
+        path = f"/runs/flow-run/{flow_run_id}"
+        if self.auth_string is None:
+            return f"{self.ui_url}{path}"
+        return f"{self.ui_url}/login?redirect={quote(path, safe='/')}"
 
     @property
     def client_max_retries(self) -> int:

@@ -1,7 +1,7 @@
 """Prefect flows: the ``retrieve`` flow, per-app sub-flows, human pauses, subscriptions.
 
-    retrieve(RetrieveRequest) -> RunOutcome          flows.retrieve
-    run_app(...)  -> AppOutcome  (per app, pauses)    flows.app_flow
+    run_retrieve(RetrieveRequest) -> RunOutcome      flows.retrieve (the `retrieve` flow, its state)
+    run_app(...)  -> State[AppOutcome] (per app)     flows.app_flow
     resume_run(run_id, PersonInput)                  flows.pauses
     run_subscription(subscription_id)                flows.subscriptions
 

@@ -26,6 +26,7 @@ import httpx
 import redis
 from prefect import flow
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import State
 from prefect.exceptions import FlowPauseTimeout, PrefectException
 from prefect.flow_runs import pause_flow_run
 from prefect.states import Running
@@ -49,8 +50,9 @@ from flows.keys import waiting_key
 from flows.models import AppOutcome, PersonInput
 from flows.pause_queue import PauseEntry, PauseNotice, PauseQueue, post_pause_webhook
 from flows.phone_loss import MoveWatch, PhoneLost, PhoneWatch, announce_loss
+from flows.prefect_states import run_on_if_paused
 from flows.runtime import FlowServices, open_services
-from flows.stop import is_stop_requested
+from flows.stop import final_state, is_stop_requested
 from flows.ui import add_flow_run_tags, artifact_key, current_flow_run_id
 from storage import StorageError
 
@@ -63,8 +65,11 @@ _PAUSE_POLL_S = 1
 
 @flow(name="app", flow_run_name="{app_label} · {run_id}", validate_parameters=True)
 def run_app(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
-            navigate_task: str, device: str | None = None) -> AppOutcome:
+            navigate_task: str, device: str | None = None) -> State[AppOutcome]:
     """Run one app's sub-tasks in order on one phone; pause for a person when one needs it.
+
+    Ends Cancelled in Prefect when a person stopped the run, Failed when a sub-task failed
+    (a phone that died, a page not found), else Completed: each carries the app's outcome.
 
     ``device``: the phone to use (a benchmark pins a run to the phone it prepared);
     None: any free phone with the app, then the same one for the app's later sub-tasks.
@@ -97,7 +102,14 @@ def run_app(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
         keeper.stop()
         if device is not None:
             services.registry.leases.release(device, run_id)
-    return AppOutcome(package=package, app_label=app_label, device=device, results=tuple(results))
+    outcome = AppOutcome(package=package, app_label=app_label, device=device,
+                         results=tuple(results))
+    failed = "; ".join(f"{r.subtask_id}: {r.reason}" for r in results
+                       if r.status in (SubTaskStatus.FAILED, SubTaskStatus.BUDGET_EXHAUSTED))
+    # Its loop broke for a stop before a sub-task, or a person stopped one on its phone.
+    stopped = len(results) < len(subtasks) or any(r.status is SubTaskStatus.STOPPED
+                                                   for r in results)
+    return final_state(outcome, stopped=stopped, failed=failed)
 
 
 def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtask: SubTask,
@@ -114,6 +126,7 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
         result = _navigate_elsewhere(services, run_id, subtask, navigate_task, device)
     else:
         result = _navigate(services, run_id, subtask, navigate_task, device)
+    run_on_if_paused(current_flow_run_id())  # a person paused its phone meanwhile
     pauses = 0
     while result.status is SubTaskStatus.NEEDS_USER and result.device is not None:
         serial = result.device
@@ -133,6 +146,7 @@ def _run_with_pauses(services: FlowServices, run_id: str, app_label: str, subtas
                          message=answer.note or "a person finished on the phone")
         _set_run_status(services, run_id, RunStatus.RUNNING)
         result = _navigate(services, run_id, subtask, navigate_task, serial, resumed=pauses)
+        run_on_if_paused(current_flow_run_id())
     return result
 
 

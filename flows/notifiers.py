@@ -1,7 +1,8 @@
 """Notifiers: where a subscription's change summary goes when something changed.
 
-One small protocol, two real implementations: :class:`LogNotifier` (the
-serving process's log and stdout) and :class:`WebhookNotifier` (an HTTP POST
+One small protocol, two real implementations: :class:`LogNotifier` (one line per
+change appended to ``<state_dir>/logs/changes.log``, and the same line in the log of the
+process that ran the check) and :class:`WebhookNotifier` (an HTTP POST
 of the :class:`ChangeNotice` as JSON, e.g. to a chat integration). Which one
 a subscription uses is data (:class:`NotifierSpec`), chosen when subscribing.
 
@@ -14,19 +15,23 @@ POST (a name may resolve elsewhere by then).
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 from typing import Literal, Protocol, Self
 
 import httpx
 from pydantic import BaseModel, ConfigDict, HttpUrl, model_validator
 
 from droidretriever.config import Settings
-from droidretriever.text import mask_url
+from droidretriever.models import utcnow
+from droidretriever.private_files import make_private_dir
+from droidretriever.text import mask_url, strip_controls
 from flows.errors import NotifierError
 from flows.webhook_targets import check_webhook_target
 from tasks.synthesis import ChangeSummary
 
 __all__ = ["ChangeNotice", "LogNotifier", "Notifier", "NotifierSpec", "WebhookNotifier",
-           "notifier_for"]
+           "changes_log", "notifier_for"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,12 @@ class ChangeNotice(BaseModel):
     def text(self) -> str:
         return f"[{self.subscription_id}] {self.summary.text}\nreport: {self.report_key}"
 
+    def line(self) -> str:
+        """The notice on one line (a change summary's own line breaks become " | ")."""
+        summary = " | ".join(part.strip() for part in self.summary.text.splitlines() if part.strip())
+        return (f"{utcnow():%Y-%m-%dT%H:%M:%SZ} [{self.subscription_id}] run {self.run_id}: "
+                f"{strip_controls(summary, keep_newlines=False)} (report: {self.report_key})")
+
 
 class Notifier(Protocol):
     """Delivers a change notice; raises :class:`NotifierError` when it cannot."""
@@ -54,12 +65,25 @@ class Notifier(Protocol):
 
 
 class LogNotifier:
-    """Writes the notice to the log and to stdout (the serving process's output)."""
+    """Appends the notice as one line to ``path`` (``<state_dir>/logs/changes.log``, 0600), and
+    logs it (the subscriptions service's own log, ``logs/subscriptions.log``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
     def notify(self, notice: ChangeNotice) -> None:
-        """Log and print the change summary."""
-        log.warning("%s", notice.text)
-        print(notice.text, flush=True)
+        """Append the change line; raise NotifierError when the file cannot be written."""
+        line = notice.line()
+        log.warning("%s", line)
+        try:
+            make_private_dir(self.path.parent)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as out:
+                out.write(line + "\n")
+        except OSError as exc:
+            raise NotifierError(f"the change of {notice.subscription_id} could not be written to "
+                                f"{self.path}: {exc.strerror or exc}",
+                                hint="check the state folder's permissions and free space") from exc
 
 
 class WebhookNotifier:
@@ -103,4 +127,9 @@ def notifier_for(spec: NotifierSpec, settings: Settings) -> Notifier:
     """The notifier a spec describes (a webhook's address is checked by ``settings``' rules)."""
     if spec.kind == "webhook" and spec.url is not None:
         return WebhookNotifier(str(spec.url), settings)
-    return LogNotifier()
+    return LogNotifier(changes_log(settings))
+
+
+def changes_log(settings: Settings) -> Path:
+    """Where the ``log`` notifier writes: ``<state_dir>/logs/changes.log``."""
+    return settings.logs_dir / "changes.log"

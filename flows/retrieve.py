@@ -32,6 +32,7 @@ from droidretriever.models import (
     ModelFallback,
     Plan,
     Query,
+    RunEvent,
     RunEventKind,
     RunManifest,
     RunStatus,
@@ -50,9 +51,10 @@ from flows.errors import AppNotStartedError, FlowError, NoAppsError, RunFailedEr
 from flows.keys import alive_key
 from flows.models import AppOutcome, RetrieveRequest, RunOutcome
 from flows.runtime import FlowServices, open_services
-from flows.stop import is_stop_requested
+from flows.stop import final_state, is_stop_requested, outcome_of
 from flows.ui import add_flow_run_tags, current_flow_run_id, publish_artifacts
 from inference.rules.apps import app_named, resolve_app
+from storage import RunEventReader, StorageError, iter_replay
 from tasks.model_clock import RedisModelClock
 from tasks.run_steps import plan_query, report_run, transcribe_recording
 from tasks.synthesis.render import slow_sentences
@@ -62,9 +64,11 @@ __all__ = [
     "app_start_delays",
     "check_apps_installed",
     "decompose_task",
+    "read_run_events",
     "retrieve",
     "retry_unstarted_app",
     "rewrite_goals",
+    "run_retrieve",
     "synthesize_task",
 ]
 
@@ -163,8 +167,11 @@ def app_task(run_id: str, app_label: str, package: str, subtasks: list[SubTask],
              device: str | None = None) -> AppOutcome:
     """Run one app's sub-flow once the apps it depends on have answered."""
     try:
-        return run_app(run_id, app_label, package, rewrite_goals(subtasks, edges, upstream),
-                       navigate_task, device)
+        # The sub-flow ends Cancelled (stopped) or Failed (its sub-tasks failed) in Prefect; its
+        # outcome goes to the report either way.
+        return outcome_of(run_app(run_id, app_label, package,
+                                  rewrite_goals(subtasks, edges, upstream), navigate_task, device,
+                                  return_state=True), AppOutcome)
     except httpx.TransportError as exc:
         manifest = open_services(load_settings()).kept_manifest(run_id)
         started = manifest is None or any(
@@ -185,7 +192,8 @@ def synthesize_task(run_id: str, plan: Plan, results: list[SubTaskResult],
     manifest = services.manifests.read(run_id)  # the run's model costs, failed tries included
     files = report_run(services.settings, services.store, run_id=run_id, plan=plan,
                        results=results, stopped=stopped, spent=manifest.tokens,
-                       fallbacks=manifest.fallbacks, clock=RedisModelClock(services.redis, run_id))
+                       fallbacks=manifest.fallbacks, clock=RedisModelClock(services.redis, run_id),
+                       events=read_run_events(services, run_id))
     report = files.report
     for role in ("decomposer", "synthesizer"):  # the sub-tasks' roles said so step by step
         usage = report.tokens.roles.get(role)
@@ -244,9 +252,11 @@ def _dependencies(plan: Plan, package: str) -> set[str]:
 
 
 @flow(name="retrieve", flow_run_name=_run_name, validate_parameters=True)
-def retrieve(request: RetrieveRequest) -> RunOutcome:
+def retrieve(request: RetrieveRequest) -> State[RunOutcome]:
     """Answer ``request`` from the apps on the farm's phones; the report is stored and returned.
 
+    The flow run ends Completed, or Cancelled when a person stopped it (its partial report is
+    its result all the same): call it through :func:`run_retrieve` to get the outcome.
     While it runs, this process keeps the run's beacon lit, so that a sweep
     (flows.crashes) can tell when the process dies and mark the run crashed.
     """
@@ -257,9 +267,35 @@ def retrieve(request: RetrieveRequest) -> RunOutcome:
     with Beacon(services.redis, alive_key(run_id), str(flow_run_id),
                 services.settings.farm.lease_ttl_s):
         try:
-            return _answer(services, request, run_id, flow_run_id)
+            outcome = _answer(services, request, run_id, flow_run_id)
         finally:
             services.finish_manifest(run_id)
+    return final_state(outcome, stopped=outcome.stopped)
+
+
+def run_retrieve(request: RetrieveRequest) -> RunOutcome:
+    """Run :func:`retrieve` here (as a flow, or a sub-flow of the caller's) and return its
+    outcome, a stopped run's too; an error of the run is raised."""
+    return outcome_of(retrieve(request, return_state=True), RunOutcome)
+
+
+def read_run_events(services: FlowServices, run_id: str) -> list[RunEvent]:
+    """The run's events so far, each once: its record in the store and its live stream (where
+    every process's latest ones are, a person's inputs from the API too)."""
+    by_seq: dict[int, RunEvent] = {}
+    try:
+        for event in iter_replay(services.store, run_id):
+            by_seq[event.seq] = event
+    except StorageError as exc:  # nothing recorded yet, or the store is down: the stream has them
+        get_run_logger().info("events of run %s not read from the record: %s", run_id, exc)
+    reader, after = RunEventReader(services.redis), 0
+    try:
+        while batch := reader.read_after(run_id, after, count=1000):
+            by_seq.update((event.seq, event) for event in batch)
+            after = batch[-1].seq
+    except StorageError as exc:
+        get_run_logger().warning("live events of run %s not read: %s", run_id, exc)
+    return [by_seq[seq] for seq in sorted(by_seq)]
 
 
 def _answer(services: FlowServices, request: RetrieveRequest, run_id: str,

@@ -43,6 +43,7 @@ from droidretriever.models import Frozen, RunEvent, RunEventKind, RunStatus, utc
 from flows.errors import RunNotPausedError, RunOrphanedError, SteeringConflict
 from flows.keys import steer_key, steer_lock_key, takeover_key
 from flows.pause_queue import PauseEntry, PauseQueue
+from flows.prefect_states import mirror_phone_pause
 from flows.stop import request_stop
 from storage import ManifestStore
 from tasks.control import ControlCommand, ControlKind, RedisControlChannel
@@ -206,8 +207,21 @@ class Steering:
                     f"{state.actor} steers run {run_id} now ({state.mode.value} on {state.serial})",
                     hint="only they can change it; anyone may stop the run")
             message = self._carry_out(state, request, actor)
-            self._publish(run_id, message, actor, state.subtask_id)
-            return self.state(run_id)
+            after = self.state(run_id)
+            serial = request.serial or after.serial or state.serial or _only(state.phones) or (
+                state.waiting[0].serial if state.waiting else None)
+            self._publish(run_id, message, actor, state.subtask_id, serial)
+            self._show_in_prefect(state, after, message)
+            return after
+
+    def _show_in_prefect(self, before: SteeringState, after: SteeringState, why: str) -> None:
+        """A phone's copilot paused by a person shows as its sub-flow Paused (flows.prefect_states)."""
+        if after.source is SteerSource.LOOP and after.serial and before.mode is SteerMode.AUTO:
+            mirror_phone_pause(self._registry, self._manifests, after.run_id, after.serial,
+                               paused=True, why=why)
+        elif before.source is SteerSource.LOOP and before.serial and after.mode is SteerMode.AUTO:
+            mirror_phone_pause(self._registry, self._manifests, after.run_id, before.serial,
+                               paused=False, why=why)
 
     def _carry_out(self, state: SteeringState, request: SteerRequest, actor: str) -> str:
         match request.action:
@@ -398,9 +412,14 @@ class Steering:
         if steered is not None:
             self._clear(run_id, steered)
 
-    def _publish(self, run_id: str, message: str, actor: str, subtask_id: str | None) -> None:
+    def _publish(self, run_id: str, message: str, actor: str, subtask_id: str | None,
+                 serial: str | None) -> None:
         self._events.publish(RunEvent(run_id=run_id, kind=RunEventKind.CONTROL, message=message,
-                                      actor=actor, subtask_id=subtask_id))
+                                      actor=actor, subtask_id=subtask_id, serial=serial))
+
+
+def _only(phones: Sequence[str]) -> str | None:
+    return phones[0] if len(phones) == 1 else None
 
 
 def _pick_pause(waiting: Sequence[PauseEntry], serial: str | None) -> PauseEntry | None:

@@ -31,7 +31,7 @@ from droidretriever.models import Capture, PageMode, utcnow
 from flows.errors import SubscriptionError
 from flows.models import RetrieveRequest
 from flows.notifiers import ChangeNotice, NotifierSpec, notifier_for
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from flows.ui import current_flow_run_id
 from storage import ObjectNotFoundError, ObjectStore, RunKeys
@@ -235,9 +235,9 @@ def check_subscription(subscription_id: str) -> SubscriptionCheck:
     flow_run_id = current_flow_run_id()
     subs = SubscriptionStore(services.store)
     sub = subs.load(subscription_id)
-    outcome = retrieve(RetrieveRequest(text=sub.query, apps=sub.apps, mode=sub.mode,
-                                       browsing_limit=sub.browsing_limit,
-                                       navigate_task=sub.navigate_task))
+    outcome = run_retrieve(RetrieveRequest(text=sub.query, apps=sub.apps, mode=sub.mode,
+                                           browsing_limit=sub.browsing_limit,
+                                           navigate_task=sub.navigate_task))
     manifest = services.manifests.read(outcome.run_id)
     captures = load_run_captures(services.store, outcome.run_id, manifest.capture_ids)
     terms = [s.search_term for s in (manifest.plan.subtasks if manifest.plan else ())

@@ -7,7 +7,7 @@ gathers a run's results into its inputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from droidretriever.config import Settings
 from droidretriever.models import (
@@ -18,9 +18,11 @@ from droidretriever.models import (
     InstalledApp,
     Plan,
     Query,
+    RunEvent,
     SubTaskResult,
     SubTaskStatus,
     TokenLedger,
+    in_own_app,
     tally_fallbacks,
 )
 from inference.asr import Transcript, transcriber_for
@@ -28,12 +30,19 @@ from inference.llm import ModelClock, Role, client_for
 from inference.llm_roles.decomposer import decompose
 from inference.perception import redactor_for
 from storage import ObjectStore
-from tasks.synthesis import ReportFiles, publish_report, synthesize_report, writer_for
+from tasks.synthesis import (
+    ReportFiles,
+    list_interventions,
+    publish_report,
+    synthesize_report,
+    writer_for,
+)
 
 __all__ = [
     "collect_app_statuses",
     "collect_captures",
     "collect_model_costs",
+    "partial_reason",
     "plan_query",
     "report_run",
     "transcribe_recording",
@@ -89,7 +98,8 @@ def collect_app_statuses(plan: Plan, results: Sequence[SubTaskResult],
     to act (``Plan.act_request``), ``not_done`` saying so, whatever its sub-tasks reached."""
     by_id = {r.subtask_id: r for r in results}
     order = (SubTaskStatus.NEEDS_USER, SubTaskStatus.FAILED, SubTaskStatus.BUDGET_EXHAUSTED,
-             SubTaskStatus.PENDING, SubTaskStatus.RUNNING, SubTaskStatus.COMPLETED)
+             SubTaskStatus.STOPPED, SubTaskStatus.PENDING, SubTaskStatus.RUNNING,
+             SubTaskStatus.COMPLETED)
     statuses: list[AppStatus] = []
     for package in plan.packages:
         subtasks = [s for s in plan.subtasks if s.package == package]
@@ -121,13 +131,17 @@ def _not_done(app: AppStatus, results: Sequence[SubTaskResult], act: ActRequest)
 def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Plan,
                results: Sequence[SubTaskResult], stopped: bool = False,
                spent: TokenLedger | None = None, fallbacks: Sequence[FallbackTally] | None = None,
-               clock: ModelClock | None = None) -> ReportFiles:
+               clock: ModelClock | None = None, events: Iterable[RunEvent] = (),
+               ) -> ReportFiles:
     """Synthesize the grounded report from the run's captures and store report.md/.html.
 
     ``spent`` / ``fallbacks``: the run's model costs so far when the caller kept them
     (the flow's manifest counts failed deliveries too); else those of ``plan`` and ``results``.
     ``clock``: the run's model time so far (the synthesizer gets what is left of
     ``budgets.model_s_per_run``).
+    ``stopped``: a person stopped the run, so the report is labelled partial. ``events``: the
+    run's events, whose people's acts the report lists. A screen a person saved outside the
+    sub-task's app (the home screen, another app) is shown, never an answer.
     """
     captures = collect_captures(results)
     apps = collect_app_statuses(plan, results, stopped)
@@ -135,9 +149,23 @@ def report_run(settings: Settings, store: ObjectStore, *, run_id: str, plan: Pla
     if spent is None or fallbacks is None:
         spent, fallbacks = collect_model_costs(plan, results)
     report = synthesize_report(
-        run_id=run_id, query=plan.query, captures=captures, apps=apps, store=store,
-        threshold=settings.budgets.grounding_threshold, writer=writer_for(settings, clock),
-        search_terms=terms, spent=spent, fallbacks=fallbacks,
+        run_id=run_id, query=plan.query, captures=tuple(c for c in captures if in_own_app(c)),
+        apps=apps, store=store, threshold=settings.budgets.grounding_threshold,
+        writer=writer_for(settings, clock), search_terms=terms, spent=spent, fallbacks=fallbacks,
     )
+    labels = {s.id: s.app_label for s in plan.subtasks}
+    phones = {r.subtask_id: r.device for r in results if r.device}
+    report = report.model_copy(update={
+        "partial": partial_reason(apps) if stopped else "",
+        "interventions": list_interventions(events, labels, phones)})
     return publish_report(report, captures, store)
+
+
+def partial_reason(apps: Sequence[AppStatus]) -> str:
+    """Why a stopped run's report covers less than its question: the apps a person cut short."""
+    short = [a.app_label for a in apps if a.status is not SubTaskStatus.COMPLETED]
+    if not short:
+        return "a person stopped the run; every app had finished by then"
+    return (f"a person stopped the run before {', '.join(dict.fromkeys(short))} finished; "
+            "what they had captured by then is all this report answers from")
 

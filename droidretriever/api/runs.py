@@ -61,7 +61,7 @@ def prefect_link(context: ApiContext, flow_run_id: str | None) -> str | None:
     """The run in the Prefect UI."""
     if flow_run_id is None:
         return None
-    return f"{context.settings.prefect.ui_url}/runs/flow-run/{flow_run_id}"
+    return context.settings.prefect.flow_run_url(flow_run_id)
 
 
 def _start(context: ApiContext, request: RetrieveRequest, question: Question) -> RunStarted:

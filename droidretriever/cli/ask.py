@@ -256,10 +256,10 @@ def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
 def _run(request: RetrieveRequest) -> RunOutcome:
     """The ``retrieve`` flow in this process; an error that is not ours becomes one line."""
     from flows.errors import RunFailedError
-    from flows.retrieve import retrieve
+    from flows.retrieve import run_retrieve
 
     try:
-        return retrieve(request)
+        return run_retrieve(request)
     except DroidRetrieverError:
         raise
     except Exception as exc:  # Prefect's engine gave up (its API gone for too long), or a bug
@@ -372,10 +372,10 @@ def ask(
     console.print()
     console.print(Markdown(strip_controls(render_report_terminal(outcome.report))))
     html = _save_html(settings, outcome.html_key, run_id)
-    ui = settings.prefect.ui_url
     console.print(f"\nreport: {html}\nobject store: {outcome.html_key}", highlight=False)
     if outcome.flow_run_id:
-        console.print(f"Prefect run: {ui}/runs/flow-run/{outcome.flow_run_id}", highlight=False)
+        console.print(f"Prefect run: {settings.prefect.flow_run_url(outcome.flow_run_id)}",
+                      highlight=False)
     if dashboard:
         console.print(f"dashboard: {dashboard}", highlight=False)
     unverified = len(outcome.report.unverified)

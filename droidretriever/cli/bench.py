@@ -110,7 +110,7 @@ def run_suite(
     console.print(f"\nresults: {folder}/ (results.json, results.md, coverage.png, time.png)\n"
                   f"object store: bench/{results.bench_run_id}/", highlight=False)
     if results.flow_run_id:
-        console.print(f"Prefect run: {settings.prefect.ui_url}/runs/flow-run/{results.flow_run_id}",
+        console.print(f"Prefect run: {settings.prefect.flow_run_url(results.flow_run_id)}",
                       highlight=False)
     below = [t.task_id for t in results.tasks if t.below_expectation]
     if below:

@@ -18,7 +18,7 @@ Grouped as in docs/architecture.md, one module per group, all re-exported here
     evaluation  Evaluation, RiskCategory
     records     Capture, StepRecord, Trace, SubTaskResult
     usage       TokenUsage, ModelCall, TokenLedger, ModelFallback, FallbackTally (model costs)
-    reports     Citation, AppStatus, LineSpan, Report
+    reports     Citation, AppStatus, Intervention, LineSpan, Report
     runs        RunEvent, RunManifest, RunStatus, ServingStatus
     apps        InstalledApp (what the farm learns of a phone, what the planner sees)
     maps        AppMap, MapScreen, MapElement, Effect (an app explored on the farm)
@@ -75,8 +75,9 @@ from droidretriever.models.records import (
     SubTaskResult,
     SubTaskStatus,
     Trace,
+    in_own_app,
 )
-from droidretriever.models.reports import AppStatus, Citation, LineSpan, Report
+from droidretriever.models.reports import AppStatus, Citation, Intervention, LineSpan, Report
 from droidretriever.models.runs import RunEvent, RunEventKind, RunManifest, RunStatus, ServingStatus
 from droidretriever.models.screens import ElementSource, PageType, Screen, UIElement
 from droidretriever.models.usage import (
@@ -112,6 +113,7 @@ __all__ = [
     "Heard",
     "Input",
     "InstalledApp",
+    "Intervention",
     "LineSpan",
     "LongPress",
     "MapBudget",
@@ -154,6 +156,7 @@ __all__ = [
     "UIElement",
     "Wait",
     "WallKind",
+    "in_own_app",
     "merge_tallies",
     "new_id",
     "tally_fallbacks",

@@ -21,6 +21,7 @@ __all__ = [
     "SubTaskResult",
     "SubTaskStatus",
     "Trace",
+    "in_own_app",
 ]
 
 
@@ -43,6 +44,9 @@ class Capture(Frozen):
     elements: tuple[UIElement, ...] = ()  # boxes in stitched coordinates
     source: CaptureSource = CaptureSource.AUTO
     title: str = ""  # e.g. the page heading, for the report
+    # The app in front when it was taken, when that was not ``package`` (another app, the home
+    # screen): a person saved it. Never an answer of ``package``'s sub-task.
+    screen_package: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     phone_date: date | None = None  # the phone's calendar date: "last month" is counted from it
 
@@ -99,9 +103,15 @@ class SubTaskStatus(StrEnum):
     NEEDS_USER = "needs_user"
     FAILED = "failed"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    STOPPED = "stopped"  # a person stopped it before it finished; what it captured is kept
     # Only a report's app status (never a sub-task's): the question asked the agent to act (top up,
     # order, send...), which it does not do, whatever its sub-tasks reached (``Plan.act_request``).
     NOT_DONE = "not_done"
+
+
+def in_own_app(capture: Capture) -> bool:
+    """Whether ``capture`` shows its sub-task's app (not the home screen or another app)."""
+    return not capture.screen_package or capture.screen_package == capture.package
 
 
 class SubTaskResult(Frozen):

@@ -20,7 +20,7 @@ from droidretriever.models.plan import Query
 from droidretriever.models.records import SubTaskStatus
 from droidretriever.models.usage import FallbackTally, TokenLedger
 
-__all__ = ["AppStatus", "Citation", "LineSpan", "Report"]
+__all__ = ["AppStatus", "Citation", "Intervention", "LineSpan", "Report"]
 
 
 class Citation(Frozen):
@@ -40,6 +40,20 @@ class AppStatus(Frozen):
     package: str
     status: SubTaskStatus
     reason: str = ""
+
+
+class Intervention(Frozen):
+    """Something a person did in a run, for the report: who, when, on which phone, what.
+
+    ``what`` never holds what they typed ("text entered, 12 characters").
+    """
+
+    at: datetime
+    actor: str
+    what: str
+    serial: str | None = None
+    app_label: str = ""
+    subtask_id: str | None = None
 
 
 class LineSpan(Frozen):
@@ -72,6 +86,10 @@ class Report(Frozen):
     created_at: datetime = Field(default_factory=utcnow)
     # Lines of ``markdown`` that copy captured pages as they are, not an answer (see above).
     page_dumps: tuple[LineSpan, ...] = ()
+    # Why the report covers less than the question asked ("" = the run went to its end): a person
+    # stopped the run, so apps or pages it planned were not reached. Shown as a banner.
+    partial: str = ""
+    interventions: tuple[Intervention, ...] = ()  # what people did in the run, in time order
 
     @property
     def unverified(self) -> tuple[Citation, ...]:

@@ -66,6 +66,7 @@ class RunEvent(Frozen):
     subtask_id: str | None = None
     message: str = ""
     actor: str | None = None  # who caused it when a person did: "browser 3f2a", "api token"
+    serial: str | None = None  # the phone it happened on, when one did
     plan: Plan | None = None
     step: StepRecord | None = None
     preview: Preview | None = None

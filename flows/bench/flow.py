@@ -40,7 +40,7 @@ from flows.bench.phones import missing_apps, prepare_phone
 from flows.bench.results import write_results
 from flows.errors import FlowError
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import FlowServices, open_services
 from flows.ui import current_flow_run_id
 from storage import RunEventReader
@@ -98,7 +98,7 @@ def bench_task(task: SuiteTask, serial: str, repeat: int = 1,
         operator.watch(run_id)
     started = time.perf_counter()
     try:
-        outcome = retrieve(RetrieveRequest(text=task.query, run_id=run_id, device=serial))
+        outcome = run_retrieve(RetrieveRequest(text=task.query, run_id=run_id, device=serial))
     except DroidRetrieverError as exc:
         wall = time.perf_counter() - started
         events = _events(services, run_id)

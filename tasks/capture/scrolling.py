@@ -64,6 +64,7 @@ class CaptureRequest(BaseModel):
     index: int = Field(default=1, ge=1)  # n-th capture of this sub-task in this try
     source: CaptureSource = CaptureSource.AUTO
     title: str = ""
+    screen_package: str = ""  # the app in front, when a person saved another app's screen
 
 
 class CaptureTimings(BaseModel):
@@ -227,6 +228,7 @@ def _store(
         package=request.package, image_key=keys.capture_image(capture_id),
         width=layout.width, height=layout.height, elements=elements, source=request.source,
         title=request.title, phone_date=phone_date,
+        screen_package="" if request.screen_package == request.package else request.screen_package,
     )
     try:
         store.put_bytes(capture.image_key, _encode(image, capture_id), "image/png")

@@ -90,7 +90,8 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     )
     risk_category = end.risk.risk_category if end.risk is not None else None
     act = goal_act(subtask.goal)
-    if status is not SubTaskStatus.NEEDS_USER and act is not None and act.category is RiskCategory.LOGIN:
+    if status not in (SubTaskStatus.NEEDS_USER, SubTaskStatus.STOPPED) and act is not None \
+            and act.category is RiskCategory.LOGIN:
         # Signing in or up is the person's, whether or not the tries found the app's page for it:
         # the run hands the phone over where it stands, never fails or calls it done.
         end = TryEnd(SubTaskStatus.NEEDS_USER, f"{act.doing} is the person's to do, never the agent's: "

@@ -89,7 +89,7 @@ class SubTaskRun:
             return
         event = RunEvent.model_validate({
             "run_id": self.request.run_id, "kind": kind, "subtask_id": self.subtask.id,
-            "message": message, **attachments,
+            "serial": self.copilot.driver.serial, "message": message, **attachments,
         })
         self.copilot.events.publish(event)
 

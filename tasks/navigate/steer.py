@@ -14,7 +14,7 @@ import time
 from typing import Literal, Protocol
 
 from device_farm.models import DeviceObservation
-from droidretriever.models import CaptureSource, RunEventKind, Screen, SubTaskStatus
+from droidretriever.models import CaptureSource, RunEventKind, Screen, SubTaskStatus, in_own_app
 from inference.policies import TakenAction
 from tasks.control import ControlAck, ControlCommand, ControlKind
 from tasks.navigate.copilot import Copilot
@@ -117,6 +117,11 @@ def _perceive(trial: SteeredTry, observation: DeviceObservation) -> Screen:
 
 
 def _stopped(trial: SteeredTry) -> TryEnd:
+    """Stopped by a person: never "completed", and never tried again; its captures are kept."""
     _acknowledge(trial, ControlKind.STOP)
-    status = SubTaskStatus.COMPLETED if trial.run.captures else SubTaskStatus.FAILED
-    return TryEnd(status, "stopped by a person")
+    own = sum(1 for c in trial.run.captures if in_own_app(c))
+    app = trial.run.subtask.app_label
+    if own:
+        return TryEnd(SubTaskStatus.STOPPED, f"stopped by a person after {own} page(s) of {app} "
+                                             "were captured")
+    return TryEnd(SubTaskStatus.STOPPED, f"stopped by a person before a page of {app} was captured")

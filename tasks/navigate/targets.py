@@ -56,6 +56,7 @@ from inference.rules import (
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate.act import page_title
 from tasks.navigate.run import SubTaskRun, TryEnd
+from tasks.navigate.titles import saved_screen_title
 
 __all__ = ["TargetPages", "opens_result", "search_took_effect"]
 
@@ -234,10 +235,15 @@ class TargetPages:
             self.route_end = len(taken)
             self.route_confirmed = confirmed
             self.route_target_texts = tuple(text_lines(screen))
+        # A person's save is named for what it shows (the app in front, the page's heading).
+        title = (page_title(screen) if source is CaptureSource.AUTO else
+                 saved_screen_title(copilot.driver, screen, subtask.package, subtask.app_label))
         request = CaptureRequest(
             run_id=run.request.run_id, subtask_id=subtask.id, package=subtask.package,
             attempt=self.attempt, index=1 + run.count_captures(source), source=source,
-            title=page_title(screen),
+            title=title,
+            # Not the sub-task's app (the home screen, another app): kept, never its answer.
+            screen_package=screen.package if source is CaptureSource.USER else "",
         )
         result = capture_scrolling(copilot.driver, copilot.store, request, copilot.budgets,
                                    ocr=copilot.perceiver.ocr, first=observation)

@@ -7,6 +7,7 @@ Public surface (see docs/reports.md):
 - writing: :func:`write_extractive` (no model; says which lines copy pages) or a
   :class:`ReportWriter` (LLM4)
 - the step: :func:`synthesize_report` then :func:`publish_report` (report.md + report.html)
+- people's acts: :func:`list_interventions` (from the run's events)
 - subscriptions: :func:`extract_facts`, :func:`diff_facts`
 """
 
@@ -29,6 +30,7 @@ from tasks.synthesis.extractive import (
 )
 from tasks.synthesis.facts import ChangeSummary, FactSet, diff_facts, extract_facts
 from tasks.synthesis.grounding import ground_citation, ground_citations
+from tasks.synthesis.interventions import list_interventions
 from tasks.synthesis.llm_writer import LLMReportWriter, writer_for
 from tasks.synthesis.render import (
     render_report_html,
@@ -66,6 +68,7 @@ __all__ = [
     "format_citations",
     "ground_citation",
     "ground_citations",
+    "list_interventions",
     "parse_citations",
     "publish_report",
     "render_report_html",

@@ -31,7 +31,8 @@ from droidretriever.text import escape_controls
 from tasks.synthesis.citations import CitationMark, replace_citations
 
 __all__ = [
-    "footer_lines", "render_report_html", "render_report_markdown", "render_report_terminal", "slow_sentences",
+    "footer_lines", "intervention_lines", "render_report_html", "render_report_markdown",
+    "render_report_terminal", "slow_sentences",
 ]
 
 _STATUS = {
@@ -39,6 +40,7 @@ _STATUS = {
     SubTaskStatus.NEEDS_USER: ("needs person", "warn"),
     SubTaskStatus.FAILED: ("failed", "bad"),
     SubTaskStatus.BUDGET_EXHAUSTED: ("failed: out of steps", "bad"),
+    SubTaskStatus.STOPPED: ("stopped", "warn"),
     SubTaskStatus.PENDING: ("not started", "warn"),
     SubTaskStatus.RUNNING: ("stopped early", "warn"),
     SubTaskStatus.NOT_DONE: ("not done", "warn"),  # a request to act: the agent does not act
@@ -71,6 +73,9 @@ figure{margin:0 0 16px}figcaption{font-size:.8rem;color:#444;margin:4px 0}
 @keyframes blink{50%{background:rgba(229,57,53,.55)}}
 #unverified li:target{background:#ffebee}
 footer.models{margin-top:24px;padding-top:8px;border-top:1px solid #ddd;color:#444;font-size:.85rem}
+.partial{margin:8px 0 0;padding:6px 10px;background:#fff3e0;border-left:4px solid var(--warn);color:#5d4037}
+section.people{margin-top:24px;padding-top:8px;border-top:1px solid #ddd}
+section.people li{font-size:.9rem;margin:2px 0}
 """
 
 _JS = """
@@ -184,6 +189,9 @@ def render_report_html(report: Report, captures: Sequence[Capture],
     title = html.escape(report.query.text)
     footer = "\n".join(footer_lines(report))
     models = f'<footer class="models"><h3>Models</h3>{renderer.render(footer)}</footer>' if footer else ""
+    people = _people_section(report)
+    partial = (f'<p class="partial" id="partial"><strong>Partial report:</strong> '
+               f"{html.escape(report.partial)}</p>" if report.partial else "")
     return escape_controls(
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width,initial-scale=1">'
@@ -191,14 +199,16 @@ def render_report_html(report: Report, captures: Sequence[Capture],
         f"<header><h1>{title}</h1><ul class=\"apps\">{_status_items(report.apps)}</ul>"
         f'<div class="meta">run {html.escape(report.run_id)} · synthesizer: '
         f"{html.escape(report.synthesizer)} · {grounded} of {len(report.citations)} citations "
-        f"grounded · {report.created_at:%Y-%m-%d %H:%M} UTC</div></header>"
-        f"<main><article>{body}{models}</article><aside>{figures}{unverified}</aside></main>"
+        f"grounded · {report.created_at:%Y-%m-%d %H:%M} UTC</div>{partial}</header>"
+        f"<main><article>{body}{people}{models}</article><aside>{figures}{unverified}</aside></main>"
         f"<script>{_JS}</script></body></html>")
 
 
 def render_report_markdown(report: Report) -> str:
     """``report.md``: per-app status, the report as written, an evidence list, the models' footer."""
     lines = [f"_Run {report.run_id} · synthesizer: {report.synthesizer}_", ""]
+    if report.partial:
+        lines += [f"> **Partial report:** {report.partial}", ""]
     for app in report.apps:
         word, _ = _STATUS.get(app.status, (app.status.value, ""))
         reason = ("" if not app.reason or app.status is SubTaskStatus.COMPLETED
@@ -206,10 +216,32 @@ def render_report_markdown(report: Report) -> str:
         lines.append(f"- **{app.app_label}**: {word}{reason}")
     lines += ["", report.markdown.rstrip(), "", "---", "", "## Evidence", ""]
     lines += _evidence_lines(report.citations)
+    people = intervention_lines(report)
+    if people:
+        lines += ["", "## People stepped in", "", *people]
     footer = footer_lines(report)
     if footer:
         lines += ["", "## Models", "", *footer]
     return escape_controls("\n".join(lines).rstrip() + "\n")
+
+
+def intervention_lines(report: Report) -> list[str]:
+    """One line per thing a person did: time, phone (and app), who, what (never typed text)."""
+    lines = []
+    for act in report.interventions:
+        where = act.serial or "no phone"
+        if act.app_label:
+            where += f" ({act.app_label})"
+        lines.append(f"- {act.at:%H:%M:%S} UTC · {where} · {act.actor}: {act.what}")
+    return lines
+
+
+def _people_section(report: Report) -> str:
+    if not report.interventions:
+        return ""
+    items = "".join(f"<li>{html.escape(line.removeprefix('- '))}</li>"
+                    for line in intervention_lines(report))
+    return f'<section class="people" id="people"><h3>People stepped in</h3><ul>{items}</ul></section>'
 
 
 def footer_lines(report: Report) -> list[str]:
@@ -251,6 +283,11 @@ def render_report_terminal(report: Report) -> str:
     # A request to act: what was not done comes first, before anything the pages said.
     not_done = "".join(f"> **{app.app_label}: not done:** {app.reason}\n\n" for app in report.apps
                        if app.status is SubTaskStatus.NOT_DONE)
+    if report.partial:
+        not_done = f"> **Partial report:** {report.partial}\n\n{not_done}"
+    people = intervention_lines(report)
+    if people:
+        models = "\n\n**People stepped in**\n\n" + "\n".join(people) + models
     return (f"{not_done}{''.join(out).rstrip()}\n\n---\n\n**Evidence** (open report.html to see it highlighted)"
             f"\n\n{evidence}{models}\n")
 

@@ -62,6 +62,7 @@ _STATUS_WORDS = {
     SubTaskStatus.NEEDS_USER: "needs a person",
     SubTaskStatus.FAILED: "failed",
     SubTaskStatus.BUDGET_EXHAUSTED: "ran out of steps",
+    SubTaskStatus.STOPPED: "stopped by a person",
     SubTaskStatus.PENDING: "not started",
     SubTaskStatus.RUNNING: "stopped before finishing",
     SubTaskStatus.NOT_DONE: "not done",

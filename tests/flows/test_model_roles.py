@@ -17,7 +17,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from droidretriever.models import RunEventKind
 from droidretriever.testing import Answer, RecordingOpenAIServer, ServedModel
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from flows.ui import artifact_key
 from storage import RunEventReader
@@ -38,7 +38,7 @@ def test_the_runs_model_tokens_and_fallbacks_are_recorded_everywhere(
         flow_farm: FlowFarm, text_models: RecordingOpenAIServer) -> None:
     """Table rows 3 and 11: a failed decomposer is said once and counted; so is the synthesizer."""
     text_models.answer_by_default("planner", Answer.SERVER_ERROR)
-    outcome = retrieve(RetrieveRequest(text="Which permissions does Meituan have?"))
+    outcome = run_retrieve(RetrieveRequest(text="Which permissions does Meituan have?"))
     report = outcome.report
     services = open_services(flow_farm.settings)
     manifest = services.manifests.read(outcome.run_id)

@@ -12,7 +12,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from device_farm.sim import ControlRequest
 from droidretriever.models import RunStatus, SubTaskStatus
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from storage import ManifestStore, open_object_store
 from tasks.navigate.probe import PROBE_NAVIGATE
@@ -26,7 +26,7 @@ def test_apps_without_an_edge_run_in_parallel_on_different_phones(flow_farm: Flo
     for serial in flow_farm.sim.serials:
         flow_farm.sim.control.slow_screenshot(serial, 2.0)
     try:
-        outcome = retrieve(request)
+        outcome = run_retrieve(request)
     finally:
         flow_farm.sim.control.request(ControlRequest(op="clear_faults"))
 

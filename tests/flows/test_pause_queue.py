@@ -13,7 +13,7 @@ from flows.keys import waiting_key
 from flows.models import RetrieveRequest, RunOutcome
 from flows.pause_queue import PauseEntry, PauseQueue
 from flows.pauses import resume_run
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from tests.flows.conftest import FlowFarm
 from tests.flows.login_gate import LOGIN_GATE
@@ -33,7 +33,7 @@ def test_a_pause_is_queued_notified_and_leaves_the_queue_when_answered(
     run_id = new_id("run")
     outcome: list[RunOutcome] = []
     request = RetrieveRequest(text="我最近的美团订单有哪些", run_id=run_id, navigate_task=LOGIN_GATE)
-    runner = threading.Thread(target=lambda: outcome.append(retrieve(request)), daemon=True)
+    runner = threading.Thread(target=lambda: outcome.append(run_retrieve(request)), daemon=True)
     runner.start()
     services = open_services(flow_farm.settings)
     queue = PauseQueue(services.redis)

@@ -33,7 +33,7 @@ from flows.errors import RunOrphanedError
 from flows.keys import waiting_key
 from flows.models import RetrieveRequest
 from flows.pauses import list_paused_flow_runs, resume_run
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from inference.perception import parse_hierarchy
 from storage import RunEventReader
@@ -137,7 +137,7 @@ def test_pause_timeout_names_the_app_and_other_apps_go_on(flow_farm: FlowFarm,
     _set_logged_in(flow_farm, MEITUAN, False)
     _set_logged_in(flow_farm, MCDONALDS, True)
     try:
-        outcome = retrieve(RetrieveRequest(text="我最近的美团订单和麦当劳巨无霸价格",
+        outcome = run_retrieve(RetrieveRequest(text="我最近的美团订单和麦当劳巨无霸价格",
                                            apps=("Meituan", "McDonald's"),
                                            navigate_task=LOGIN_GATE))
     finally:
@@ -152,9 +152,9 @@ def test_pause_timeout_names_the_app_and_other_apps_go_on(flow_farm: FlowFarm,
 _RUN_IN_ANOTHER_PROCESS = """
 import sys
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from tests.flows.login_gate import LOGIN_GATE
-retrieve(RetrieveRequest(text=sys.argv[1], run_id=sys.argv[2], navigate_task=LOGIN_GATE))
+run_retrieve(RetrieveRequest(text=sys.argv[1], run_id=sys.argv[2], navigate_task=LOGIN_GATE))
 """
 
 

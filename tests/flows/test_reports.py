@@ -11,7 +11,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import open_services
 from tests.flows.conftest import FlowFarm
 from tests.flows.reports import cell_citation, comparison_cells, run_captures
@@ -28,7 +28,7 @@ def _run_tags(run_id: str) -> set[str]:
 
 
 def test_big_mac_comparison_cites_each_apps_price(flow_farm: FlowFarm) -> None:
-    outcome = retrieve(RetrieveRequest(
+    outcome = run_retrieve(RetrieveRequest(
         text="Is a Big Mac cheaper on McDonald's, Meituan or Ele.me?"))
     report = outcome.report
     captures = run_captures(open_services(flow_farm.settings), outcome)
@@ -52,7 +52,7 @@ def test_big_mac_comparison_cites_each_apps_price(flow_farm: FlowFarm) -> None:
 
 
 def test_vivo_x100_ultra_comparison_cites_taobao_and_jd(flow_farm: FlowFarm) -> None:
-    outcome = retrieve(RetrieveRequest(text="How much is the vivo X100 Ultra on Taobao and JD?"))
+    outcome = run_retrieve(RetrieveRequest(text="How much is the vivo X100 Ultra on Taobao and JD?"))
     report = outcome.report
     captures = run_captures(open_services(flow_farm.settings), outcome)
     assert {c.package for c in captures.values()} == {TAOBAO, JD}

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
+from uuid import UUID
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import StateType
 
 from device_farm.sim import ControlRequest
 from droidretriever.models import (
@@ -19,7 +23,7 @@ from droidretriever.models import (
     new_id,
 )
 from flows.models import AppOutcome, RetrieveRequest
-from flows.retrieve import app_groups, retrieve, rewrite_goals
+from flows.retrieve import app_groups, rewrite_goals, run_retrieve
 from flows.runtime import open_services
 from flows.stop import request_stop
 from storage import ManifestStore, StorageError, open_object_store
@@ -78,7 +82,7 @@ def test_stop_and_report_uses_what_was_done_so_far(flow_farm: FlowFarm) -> None:
     stopper = threading.Thread(target=stop_once_the_first_subtask_runs)
     stopper.start()
     try:
-        outcome = retrieve(request)
+        outcome = run_retrieve(request)
     finally:
         stopper.join()
         flow_farm.sim.control.request(ControlRequest(op="clear_faults"))
@@ -86,6 +90,11 @@ def test_stop_and_report_uses_what_was_done_so_far(flow_farm: FlowFarm) -> None:
     assert outcome.stopped
     manifest = manifests.read(run_id)
     assert manifest.status is RunStatus.STOPPED
+    # Prefect shows the stop: the run Cancelled (its report is its result all the same).
+    with get_client(sync_client=True) as client:
+        flow_run = client.read_flow_run(UUID(outcome.flow_run_id or ""))
+    assert flow_run.state is not None and flow_run.state.type is StateType.CANCELLED
+    assert outcome.report.partial, "a stopped run's report says it is partial"
     statuses = sorted(status.value for status in manifest.subtasks.values())
     # The sub-task on the phone when the stop came finished; the next one never started.
     assert SubTaskStatus.COMPLETED.value in statuses

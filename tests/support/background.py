@@ -12,7 +12,7 @@ class BackgroundRun:
     """Runs the flow in a thread with this thread's context (its Prefect settings included)."""
 
     def __init__(self, request: RetrieveRequest) -> None:
-        from flows.retrieve import retrieve
+        from flows.retrieve import run_retrieve
 
         self.outcome: RunOutcome | None = None
         self.error: BaseException | None = None
@@ -20,7 +20,7 @@ class BackgroundRun:
 
         def run() -> None:
             try:
-                self.outcome = context.run(retrieve, request)
+                self.outcome = context.run(run_retrieve, request)
             except BaseException as exc:  # surfaced by join()
                 self.error = exc
 

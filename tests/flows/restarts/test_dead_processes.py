@@ -18,7 +18,7 @@ from droidretriever.models import RunEventKind, RunStatus, SubTaskStatus, new_id
 from droidretriever.testing import LocalStack
 from flows.keys import alive_key
 from flows.models import RetrieveRequest
-from flows.retrieve import retrieve
+from flows.retrieve import run_retrieve
 from flows.runtime import FlowServices
 from storage import RunEventReader
 from tests.flows.restarts.conftest import (
@@ -102,7 +102,7 @@ def test_up_restarts_a_dead_device_worker(local_stack: LocalStack,
 
     # Both phones take sub-tasks again: the two apps run side by side, one on each.
     before = {s.info.serial: s.tasks_done for s in services.registry.statuses()}
-    outcome = retrieve(RetrieveRequest(text=QUESTION, run_id=new_id("run")))
+    outcome = run_retrieve(RetrieveRequest(text=QUESTION, run_id=new_id("run")))
     assert_full_report(services, outcome)
     after = {s.info.serial: s.tasks_done for s in services.registry.statuses()}
     assert all(after[s] > before[s] for s in before), (before, after)

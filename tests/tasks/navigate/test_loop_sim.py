@@ -157,7 +157,9 @@ def test_stop_ends_the_subtask(rig: Rig) -> None:
     assert rig.copilot.control is not None
     rig.copilot.control.send(run_id, ControlCommand(kind=ControlKind.STOP))
     result = navigate_subtask(rig.copilot, NavigateRequest(run_id=run_id, subtask=BIG_MAC))
-    assert result.status is SubTaskStatus.FAILED and result.reason == "stopped by a person"
+    # Stopped before it reached a page of its app: "stopped", never "completed" nor retried.
+    assert result.status is SubTaskStatus.STOPPED and not result.captures
+    assert result.reason == f"stopped by a person before a page of {BIG_MAC.app_label} was captured"
 
 
 def test_text_typed_in_an_earlier_run_is_gone_before_the_next_search(rig: Rig) -> None:

@@ -33,7 +33,7 @@ def test_a_command_for_another_phone_does_not_reach_this_loop(rig: Rig) -> None:
     assert isinstance(channel, RedisControlChannel)
     channel.send(run_id, ControlCommand(kind=ControlKind.STOP, serial="some-other-phone"))
     result = navigate_subtask(rig.copilot, NavigateRequest(run_id=run_id, subtask=BIG_MAC))
-    assert result.status.value == "completed" and result.reason != "stopped by a person"
+    assert result.status.value == "completed" and not result.reason.startswith("stopped by a person")
     assert channel.poll(run_id, "some-other-phone") is not None  # still there, for that phone
 
 
