@@ -35,7 +35,14 @@ from typing import Any
 
 import httpx
 
-from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.results import (
+    create_figure,
+    parse_bench_args,
+    percentile,
+    save_plot,
+    summarize_ms,
+    write_section,
+)
 from bench.services import running_store
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from deploy.local import read_api_token
@@ -414,8 +421,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp, api_stack(Path(tmp)) as stack:
         events = bench_events_in_browser(stack, args.events, 0.1)
         live = bench_live_screen(stack, 10.0, args.taps)
