@@ -49,7 +49,8 @@ WRITE_DOCS = False  # set by parse_bench_args: this process was asked to write i
 _DPI = 100
 _HEADER = (
     "# Benchmarks\n\n"
-    "Each section is written by the script named in it; re-run that command to refresh it.\n"
+    "Each section is written by the script named in it; re-run that command with `--write` to\n"
+    "refresh it.\n"
     "Numbers are medians (p95 where stated) of runs measured side by side in one process on\n"
     "the host described in the section. This machine is shared and noisy: compare ratios\n"
     "within a section, not absolute numbers across sections.\n"
