@@ -228,16 +228,14 @@ class LiveResult:
     posts: list[float]  # click -> the input request answered
     shots: list[float]  # the phone's own screenshot of a changed screen, straight over adb
     changes_per_s: float  # how often the scroller changed the screen meanwhile
+    load: float  # the host's 1-min load average at the end
 
 
 _SWIPE_GAP_S = 0.05  # the live-screen scroller's pause between swipes
 
 
-def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
-    """Frames per second while the screen changes, tap-to-frame latency, and, side by side,
-    what one screenshot of a changing screen costs the phone itself."""
-    from playwright.sync_api import sync_playwright
-
+def _screenshots(stack: Stack) -> list[float]:
+    """Seconds one screenshot of a just-changed screen takes, straight from the phone over adb."""
     phone = AdbDriver(stack.serial, port=stack.sim_port)
     phone.open_app(SETTINGS_APP)
     shots = []
@@ -247,7 +245,72 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         tick = time.perf_counter()
         phone.screenshot()
         shots.append(time.perf_counter() - tick)
+    phone.close()
+    return shots
+
+
+def _frame_rate(stack: Stack, page: Any, seconds: float) -> tuple[float, list[float], float]:
+    """Frames per second the page draws while another client keeps the screen changing, the gaps
+    between them, and how often the screen changed."""
+    stop = threading.Event()
+    swipes: list[float] = []
+
+    def scroll() -> None:  # another client keeps the screen changing, 20 times a second
+        # (twice the goal's frame rate, so every frame can show a new screen; unthrottled,
+        # the virtual phone answers hundreds of swipes a second and they starve its renderer)
+        scroller = AdbDriver(stack.serial, port=stack.sim_port)
+        down = True
+        while not stop.wait(_SWIPE_GAP_S):
+            scroller.swipe(Point(x=540, y=1700 if down else 900),
+                           Point(x=540, y=900 if down else 1700), 50)
+            swipes.append(time.monotonic())
+            down = not down
+        scroller.close()
+
+    scroller = threading.Thread(target=scroll, daemon=True)
+    before = page.evaluate("window.droidretriever.live.metrics.frames.length")
+    scroller.start()
+    time.sleep(seconds)
+    frames = page.evaluate("window.droidretriever.live.metrics.frames")
+    stop.set()
+    scroller.join(10)
+    recent = [t for t in frames[before:] if t >= frames[-1] - seconds * 1000]
+    # A frame equal to the one before is not sent: the page can draw no more new frames
+    # than the screen has new states, so the scroller's own rate is measured beside it.
+    changes_per_s = (len(swipes) - 1) / (swipes[-1] - swipes[0]) if len(swipes) > 1 else 0.0
+    fps = (len(recent) - 1) / ((recent[-1] - recent[0]) / 1000) if len(recent) > 1 else 0.0
+    return fps, [(b - a) / 1000 for a, b in pairwise(recent)], changes_per_s
+
+
+def _taps(page: Any, taps: int) -> tuple[list[float], list[float]]:
+    """Click -> changed frame drawn, and click -> input answered, as the page measures them."""
+    page.evaluate("window.droidretriever.live.metrics.taps.length = 0")
+    page.evaluate("window.droidretriever.live.metrics.posts.length = 0")
+    screen = page.locator("canvas.screen").bounding_box()
+    if screen is None:
+        raise RuntimeError("the live screen is not on the page")
+    for _ in range(taps):
+        # The first entry of the Settings list opens a page; the back button returns.
+        page.mouse.click(screen["x"] + screen["width"] * 0.5, screen["y"] + screen["height"] * 0.2)
+        time.sleep(0.4)
+        page.locator("#key-back").click()
+        time.sleep(0.4)
+    page.wait_for_function(f"window.droidretriever.live.metrics.taps.length >= {2 * taps}",
+                           timeout=60_000)
+    latencies = [t / 1000 for t in page.evaluate("window.droidretriever.live.metrics.taps")]
+    posts = [t / 1000 for t in page.evaluate("window.droidretriever.live.metrics.posts")]
+    return latencies, posts
+
+
+def bench_live_screen(stack: Stack, seconds: float, taps: int,
+                      burners: int) -> tuple[LiveResult, LiveResult]:
+    """Frames per second while the screen changes, tap-to-frame latency, and, side by side,
+    what one screenshot of a changing screen costs the phone itself: on an idle host, then in
+    the same page with ``burners`` CPU-burning processes running."""
+    from playwright.sync_api import sync_playwright
+
     run_id = _waiting_run(stack)
+    results: list[LiveResult] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
@@ -255,51 +318,15 @@ def bench_live_screen(stack: Stack, seconds: float, taps: int) -> LiveResult:
         page.goto(f"{stack.base}/#/runs/{run_id}?takeover={stack.serial}")
         page.wait_for_selector("#takeover:not([hidden])", timeout=30_000)
         page.wait_for_function("window.droidretriever.live.metrics.frames.length >= 1")
-        stop = threading.Event()
-
-        swipes: list[float] = []
-
-        def scroll() -> None:  # another client keeps the screen changing, 20 times a second
-            # (twice the goal's frame rate, so every frame can show a new screen; unthrottled,
-            # the virtual phone answers hundreds of swipes a second and they starve its renderer)
-            scroller = AdbDriver(stack.serial, port=stack.sim_port)
-            down = True
-            while not stop.wait(_SWIPE_GAP_S):
-                scroller.swipe(Point(x=540, y=1700 if down else 900),
-                               Point(x=540, y=900 if down else 1700), 50)
-                swipes.append(time.monotonic())
-                down = not down
-            scroller.close()
-
-        scroller = threading.Thread(target=scroll, daemon=True)
-        before = page.evaluate("window.droidretriever.live.metrics.frames.length")
-        scroller.start()
-        time.sleep(seconds)
-        frames = page.evaluate("window.droidretriever.live.metrics.frames")
-        stop.set()
-        scroller.join(10)
-        recent = [t for t in frames[before:] if t >= frames[-1] - seconds * 1000]
-        # A frame equal to the one before is not sent: the page can draw no more new frames
-        # than the screen has new states, so the scroller's own rate is measured beside it.
-        changes_per_s = (len(swipes) - 1) / (swipes[-1] - swipes[0]) if len(swipes) > 1 else 0.0
-        fps = (len(recent) - 1) / ((recent[-1] - recent[0]) / 1000) if len(recent) > 1 else 0.0
-        gaps = [(b - a) / 1000 for a, b in pairwise(recent)]
-        page.evaluate("window.droidretriever.live.metrics.taps.length = 0")
-        screen = page.locator("canvas.screen").bounding_box()
-        assert screen is not None
-        for _ in range(taps):
-            # The first entry of the Settings list opens a page; the back button returns.
-            page.mouse.click(screen["x"] + screen["width"] * 0.5, screen["y"] + screen["height"] * 0.2)
-            time.sleep(0.4)
-            page.locator("#key-back").click()
-            time.sleep(0.4)
-        page.wait_for_function(f"window.droidretriever.live.metrics.taps.length >= {2 * taps}",
-                               timeout=20_000)
-        latencies = [t / 1000 for t in page.evaluate("window.droidretriever.live.metrics.taps")]
-        posts = [t / 1000 for t in page.evaluate("window.droidretriever.live.metrics.posts")]
+        for load in (0, burners):
+            with burning(load):
+                shots = _screenshots(stack)
+                fps, gaps, changes_per_s = _frame_rate(stack, page, seconds)
+                latencies, posts = _taps(page, taps)
+                results.append(LiveResult(fps, gaps, latencies, posts, shots, changes_per_s,
+                                          os.getloadavg()[0]))
         browser.close()
-    phone.close()
-    return LiveResult(fps, gaps, latencies, posts[-2 * taps:], shots, changes_per_s)
+    return results[0], results[1]
 
 
 async def _follow(client: httpx.AsyncClient, run_id: str, delays: list[float],
@@ -415,7 +442,8 @@ def burning(processes: int) -> Iterator[None]:
     meanwhile: the host under load."""
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
     try:
-        time.sleep(5.0)  # every burner running before anything is measured
+        if burners:
+            time.sleep(5.0)  # every burner running before anything is measured
         yield
     finally:
         for burner in burners:
@@ -459,19 +487,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp, api_stack(Path(tmp)) as stack:
         events = bench_events_in_browser(stack, args.events, 0.1)
-        live = bench_live_screen(stack, 10.0, args.taps)
+        live, loaded_live = bench_live_screen(stack, 10.0, args.taps, args.burners)
         reads, delays, errors = bench_load(stack, args.clients, args.rate, args.seconds)
         start = bench_start(stack, args.runs)
         idle_load = os.getloadavg()[0]
         with burning(args.burners):
-            loaded_live = bench_live_screen(stack, 10.0, args.taps)
             loaded_start = bench_start(stack, args.runs)
             busy_load = os.getloadavg()[0]
     load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
     body = f"""
-Load average of the host at the end (1 / 5 / 15 min): {load} on {os.cpu_count()} cores; 1-min load
-{idle_load:.1f} at the end of the idle part, {busy_load:.1f} at the end of the part under load
-({args.burners} CPU-burning processes of the bench's own: `while True: pass`, same priority).
+Load average of the host at the end (1 / 5 / 15 min): {load} on {os.cpu_count()} cores. 1-min load
+at the end of each part: live screen {live.load:.1f} idle, {loaded_live.load:.1f} under load; start
+latency {idle_load:.1f} idle, {busy_load:.1f} under load ({args.burners} CPU-burning processes of
+the bench's own: `while True: pass`, at its priority).
 Everything real and local: redis-server, SeaweedFS S3, Prefect (test harness), the runner and the
 API as processes, one virtual phone (zero latency, 1080x2340), Debian's headless Chromium.
 
@@ -513,7 +541,7 @@ unencoded, the newest frame wins, and the page draws only the newest frame.
     print(f"start p95 idle {percentile(start['started'], 0.95) * 1000:.0f} ms, loaded "
           f"{percentile(loaded_start['started'], 0.95) * 1000:.0f} ms; tap p95 idle "
           f"{percentile(live.taps, 0.95) * 1000:.0f} ms, loaded "
-          f"{percentile(loaded_live.taps, 0.95) * 1000:.0f} ms (1-min load {busy_load:.1f}); "
+          f"{percentile(loaded_live.taps, 0.95) * 1000:.0f} ms (1-min load {loaded_live.load:.1f}); "
           f"reads median {statistics.median(reads) * 1000:.1f} ms")
 
 
