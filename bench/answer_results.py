@@ -15,11 +15,10 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from PIL import Image
 from pydantic import BaseModel, ConfigDict
 
 from bench.answer_audit import FieldKind, PauseSite, TypedInput
-from bench.results import IMAGES_DIR, create_figure, save_plot, write_section
+from bench.results import create_figure, save_plot, write_section
 from device_farm.sim import Catalog
 from droidretriever.models import LineSpan, SubTaskStatus
 from droidretriever.suites import ReportScore
@@ -239,14 +238,10 @@ def _plot(answers: Sequence[TaskAnswer], suites: Sequence[str]) -> str:
         axes.set_title(_TITLES.get(suite, suite), fontsize=9)
     figure.suptitle("No model: share of each question's scoring points stated in a cited answer "
                     "(green: fully answered)", fontsize=9)
+    # A hundred labels of anti-aliased text: a 64-colour palette keeps the PNG under 50 KB.
     line = save_plot("answers", "coverage", figure,
                      "Bar charts per suite: share of each question's scoring points its report states "
-                     "as a cited answer; crosses mark reports that state a wrong value")
-    # A hundred labels of anti-aliased text: a 64-colour palette keeps the PNG under 50 KB.
-    path = IMAGES_DIR / "bench-answers-coverage.png"
-    with Image.open(path) as image:
-        palette = image.convert("RGB").quantize(colors=64, method=Image.Quantize.FASTOCTREE)
-    palette.save(path, optimize=True)
+                     "as a cited answer; crosses mark reports that state a wrong value", colors=64)
     return line
 
 

@@ -48,6 +48,7 @@ from bench.answer_results import (
 )
 from bench.flows import bench_services
 from bench.maps import load_maps_into
+from bench.results import parse_bench_args
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimControlClient, load_catalog
 from droidretriever.config import load_settings
@@ -148,14 +149,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--suite", choices=sorted(SUITE_CHOICES), default="all",
                         help="which suites to ask, side by side in one run (default: all)")
     parser.add_argument("--only", default="", help="only task ids containing this text (a trial run)")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--json", type=Path, help="also save every task's answer, report included, here")
     parser.add_argument("--maps-from", type=Path,
                         help="app maps kept by `python -m bench.maps --out DIR`: the phones' maps during the run")
     parser.add_argument("--compare", action="store_true",
                         help="with --maps-from: every question without the maps, then with them (route memory "
                              "cleared before each pass), side by side in the written block")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     if args.compare and args.maps_from is None:
         parser.error("--compare compares without and with app maps: give --maps-from DIR")
     if args.maps_from is not None and not (args.maps_from / "maps").is_dir():
@@ -189,8 +189,6 @@ def main(argv: list[str] | None = None) -> None:
         args.json.write_text(json.dumps([a.model_dump(mode="json") for a in answers], ensure_ascii=False,
                                         indent=1), encoding="utf-8")
         print(f"saved {len(answers)} answers to {args.json}")
-    if args.no_write:
-        return
     path = write_answers_section(answers, f"python -m bench.answers --suite {args.suite}", total_s, catalog)
     print(f"wrote {path}")
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from bench.results import create_figure, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, write_section
 from device_farm.models import DeviceInfo
 from device_farm.sim import SimControlClient
 from droidretriever.errors import DroidRetrieverError
@@ -301,10 +301,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="No question starts later than this in a phase.")
     parser.add_argument("--run-timeout-s", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--no-write", action="store_true", help="Print only.")
     parser.add_argument("--records", type=Path, default=None,
                         help="Also write every run and fault here as JSON lines.")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     suite = {t.id: t for t in load_suite()}
     distinct = [suite[task_id].query for task_id in QUESTION_TASKS]
     questions = [distinct[i % len(distinct)] for i in range(args.questions)]
@@ -399,10 +398,9 @@ fault overlapped, their wall time minus the same question's with no fault:
         print(f"{run.phase:8} {run.started:7.1f} {run.wall_s:6.1f} s {run.status:10} "
               f"captures {run.captures} missing {run.missing} extra {run.extra} {run.error[:80]}")
     print(body)
-    if not args.no_write:
-        path = write_section("chaos", "Chaos: questions answered while services restart",
-                             "python -m bench.chaos", body)
-        print(f"wrote {path}")
+    path = write_section("chaos", "Chaos: questions answered while services restart",
+                         "python -m bench.chaos", body)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.results import create_figure, save_plot, summarize_ms, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, summarize_ms, write_section
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--per-phone", type=int, default=2)
     parser.add_argument("--samples", type=int, default=60)
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     if args.only != "workers":
         with tempfile.TemporaryDirectory() as tmp:
             observe_line, observe_median = bench_observe(Path(tmp), args.samples)

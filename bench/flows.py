@@ -21,7 +21,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.results import (
+    create_figure,
+    parse_bench_args,
+    percentile,
+    save_plot,
+    summarize_ms,
+    write_section,
+)
 from bench.services import running_store
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
@@ -187,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--runs", type=int, default=2)
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory() as tmp, bench_services(Path(tmp), 3, "realistic") as serials:
         from device_farm.sim import ControlRequest, SimControlClient
         from droidretriever.config import LatencyProfile

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from bench.results import percentile, summarize_ms, write_section
+from bench.results import parse_bench_args, percentile, summarize_ms, write_section
 from deploy.local import RedisService, SeaweedService, ensure_stack_secrets, is_port_free
 from droidretriever.config import RedisSettings, S3Settings, Settings, StackSettings, load_settings
 from droidretriever.models import RunEvent, RunEventKind
@@ -125,8 +125,9 @@ def _settings(state: Path) -> Settings:
     ))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and write its section of docs/benchmarks.md."""
+    parse_bench_args(argv=argv)
     with tempfile.TemporaryDirectory(prefix="dr-bench-") as tmp:
         settings = _settings(Path(tmp))
         services = [SeaweedService(settings), RedisService(settings)]

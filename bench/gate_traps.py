@@ -11,7 +11,7 @@ control (what the product must still do: open a tab, decline, search) is lost wh
 
 from __future__ import annotations
 
-from bench.results import write_section
+from bench.results import parse_bench_args, write_section
 from droidretriever.testing.gate_traps import CONTROLS, TRAPS
 from droidretriever.testing.gate_traps_second import (
     CONTROLS_SECOND,
@@ -50,7 +50,8 @@ def _names(names: tuple[str, ...]) -> str:
     return "; ".join(f"“{name}”" for name in names) if names else "none"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parse_bench_args(argv=argv)
     first = measure(TRAPS, CONTROLS)
     second = measure(TRAPS_SECOND, CONTROLS_SECOND)
     carried = [f"- {family}: {_names(names)}" for family, names in second.carried_out.items() if names]

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.results import create_figure, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceObservation
 from device_farm.sim import SimServer, load_catalog, load_recordings
@@ -266,8 +266,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--screens", type=int, default=DEFAULT_BUDGET.screens)
     parser.add_argument("--seconds", type=float, default=DEFAULT_BUDGET.seconds)
     parser.add_argument("--out", type=Path, help="also keep the maps in this folder")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     names = [a.strip() for a in args.apps.split(",") if a.strip()] or None
     budget = DEFAULT_BUDGET.model_copy(update={"screens": args.screens, "seconds": args.seconds})
     recordings: Sequence[ReplayApp] = ()
@@ -308,9 +307,8 @@ def main(argv: list[str] | None = None) -> None:
         "cannot be reached by anyone.",
     ]
     print("\n".join(lines))
-    if not args.no_write:
-        lines += ["", _plot(rows)]
-        write_section("maps", "App maps: exploration coverage and cost", "python -m bench.maps", "\n".join(lines))
+    lines += ["", _plot(rows)]
+    write_section("maps", "App maps: exploration coverage and cost", "python -m bench.maps", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
-from bench.results import create_figure, percentile, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, percentile, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
 from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
@@ -241,8 +241,9 @@ def _no_model_tasks(server: SimServer, driver: AdbDriver, perceiver: Perceiver, 
     return answered, len(tasks)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run every measurement on one virtual phone and write the ``navigate`` block of docs/benchmarks.md."""
+    parse_bench_args(argv=argv)
     perceiver = Perceiver(PerceptionSettings(ocr_backend="none"))
     catalog = load_catalog()
     with SimServer(phones=1, port=0, seed=7, catalog=catalog) as server:

@@ -21,7 +21,14 @@ import adbutils
 from matplotlib.ticker import ScalarFormatter
 from rapidfuzz import fuzz, utils
 
-from bench.results import create_figure, percentile, save_plot, summarize_ms, write_section
+from bench.results import (
+    create_figure,
+    parse_bench_args,
+    percentile,
+    save_plot,
+    summarize_ms,
+    write_section,
+)
 from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.config import PerceptionSettings
 from droidretriever.models import Bounds
@@ -222,7 +229,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=_DATA)
     parser.add_argument("--ocr-screens", type=int, default=20)
     parser.add_argument("--step-screens", type=int, default=60)
-    args = parser.parse_args()
+    args = parse_bench_args(parser)
     paths = list_droidbot_states(args.data)
     if not paths:
         raise SystemExit(f"no DroidBot states under {args.data}: pass --data ../shared/data")

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.results import create_figure, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import ReplayApp, ReplayStep, SimServer, load_recordings
 from device_farm.sim.replay.tasks import TaskPlay, play_task
@@ -391,7 +391,7 @@ def main() -> None:
     parser.add_argument("--apps", nargs="*", default=[], help="only goals of these apps (labels)")
     parser.add_argument("--no-maps", action="store_true",
                         help="leave out the app-map row (no exploring before the goals)")
-    args = parser.parse_args()
+    args = parse_bench_args(parser)
     if args.data is None:
         raise SystemExit("no recordings: pass --data ../shared/data (or set DROIDRETRIEVER_DATA_DIR)")
     recorded = args.data / "droidbot-real"

@@ -32,7 +32,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, utils
 
 from bench.ocr_store import StoredOcrEngine
-from bench.results import create_figure, save_plot, summarize_ms, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, summarize_ms, write_section
 from droidretriever.config import PerceptionSettings, load_settings
 from droidretriever.models import Bounds
 from droidretriever.recordings import DroidbotState, DroidbotView, find_data_dir
@@ -346,7 +346,7 @@ def main() -> None:
     parser.add_argument("--ocr-store", type=Path, default=Path(".droidretriever/bench/ocr-full-screen.jsonl"),
                         help="full-screen OCR reads kept on disk (read once, ~1 h on a busy 2-core machine)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N screens (a quick look)")
-    args = parser.parse_args()
+    args = parse_bench_args(parser)
     if args.data is None:
         raise SystemExit("no recordings: pass --data ../shared/data (or set DROIDRETRIEVER_DATA_DIR)")
     paths = list_droidbot_states(args.data)[: args.limit or None]

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import adbutils
 from PIL import Image
 
-from bench.results import percentile, write_section
+from bench.results import parse_bench_args, percentile, write_section
 from device_farm.sim.catalog import load_catalog
 from device_farm.sim.phone import Phone, PhoneIdentity
 from device_farm.sim.spec import AppSpec, Record, Widget, WidgetType
@@ -167,7 +167,8 @@ def _ms(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ms), percentile(ms, 0.95)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parse_bench_args(argv=argv)
     one = _measure_adb(1, _ROUNDS_ONE)
     sixteen = _measure_adb(16, _ROUNDS_EACH)
     raw_one = _measure_raw(1, _ROUNDS_ONE)

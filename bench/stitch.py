@@ -13,7 +13,7 @@ import time
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.results import percentile, write_section
+from bench.results import parse_bench_args, percentile, write_section
 from tasks.capture import stitch_frames
 
 WIDTH, HEIGHT, HEADER, FOOTER = 1080, 2340, 230, 190
@@ -35,7 +35,8 @@ def render_page(height: int) -> np.ndarray:
     return np.asarray(page, dtype=np.uint8).copy()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parse_bench_args(argv=argv)
     band = HEIGHT - HEADER - FOOTER
     shift = int(HEIGHT * 0.67)
     page = render_page((FRAMES - 1) * shift + band)

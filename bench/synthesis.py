@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.results import percentile, summarize_ms, write_section
+from bench.results import parse_bench_args, percentile, summarize_ms, write_section
 from droidretriever.models import AppStatus, Query, SubTaskStatus
 from droidretriever.testing import DrawnCapture, draw_capture, menu_card
 from tasks.synthesis.citations import CitationRef, parse_citations
@@ -50,8 +50,9 @@ def _time(fn: Callable[[], object], repeat: int) -> list[float]:
     return samples
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run every measurement and write the synthesis block of docs/benchmarks.md."""
+    parse_bench_args(argv=argv)
     with tempfile.TemporaryDirectory() as folder:
         store = FolderStore(Path(folder))
         meituan = _capture("cap-meituan", "com.sankuai.meituan", "¥25.5", store)

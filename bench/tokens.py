@@ -32,7 +32,7 @@ from typing import Literal
 
 from PIL import Image
 
-from bench.results import create_figure, percentile, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, percentile, save_plot, write_section
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import Key
 from device_farm.sim import Catalog, SimServer, load_catalog
@@ -346,8 +346,9 @@ def _verdict(values: list[int]) -> str:
             f"p95 {'met' if p95 < _GOAL_P95 else 'not met'}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run every Study 2 task against the recording server under each setup; write the ``tokens`` section."""
+    parse_bench_args(argv=argv)
     setups = (BEFORE, DOCUMENTED, *ALTERNATIVES)
     measured, legibility = _measure_all(setups)
     tasks, before = measured[DOCUMENTED.key][0], measured[BEFORE.key][0]

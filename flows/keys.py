@@ -10,6 +10,7 @@
     flows:steer:<run_id>                 STR   Steered JSON: how a person steers the run (flows.steering)
     flows:steer:<run_id>:lock            STR   held while one command changes it
     flows:takeover:<serial>              STR   the run whose phone a person drives now (flows.steering)
+    flows:runner:wake                    PUBSUB  a new dashboard flow run id, for the runner (flows.runner)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from uuid import UUID
 __all__ = [
     "PAUSES_KEY",
     "PAUSE_EVENTS_KEY",
+    "RUNNER_WAKE_CHANNEL",
     "alive_key",
     "crash_claim_key",
     "steer_key",
@@ -30,6 +32,7 @@ __all__ = [
 ]
 
 PAUSES_KEY = "flows:pauses"
+RUNNER_WAKE_CHANNEL = "flows:runner:wake"
 PAUSE_EVENTS_KEY = "flows:pause-events"
 
 

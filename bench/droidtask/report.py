@@ -13,7 +13,7 @@ from pathlib import Path
 from bench.droidtask.cases import DroidTaskCase, load_cases
 from bench.droidtask.runs import ROWS, DroidTaskBench, TaskResult, run_row
 from bench.maps import AppCoverage, explore_apps, recording_jobs
-from bench.results import create_figure, save_plot, write_section
+from bench.results import create_figure, parse_bench_args, save_plot, write_section
 from device_farm.sim import SimServer
 from droidretriever.config import PerceptionSettings, load_settings
 from droidretriever.models import MapBudget
@@ -216,7 +216,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=find_data_dir(load_settings()))
     parser.add_argument("--apps", nargs="*", default=[], help="only these app folders (clock, contacts, ...)")
-    args = parser.parse_args()
+    args = parse_bench_args(parser)
     if args.data is None:
         raise SystemExit("no data: pass --data ../shared/data (or set DROIDRETRIEVER_DATA_DIR)")
     perceiver = Perceiver(PerceptionSettings(ocr_backend="none"))

@@ -116,8 +116,10 @@ def _record_step(context: ApiContext, run_id: str, subtask_id: str, serial: str,
 
 
 @router.websocket("/devices/{serial}/live")
-async def live_screen(websocket: WebSocket, serial: str) -> None:
-    """The phone's live view: a JSON header (seq, inputs, width, height, taken_at) then a JPEG."""
+async def live_screen(websocket: WebSocket, serial: str,
+                      fps: Annotated[float | None, Query(gt=0, le=60)] = None) -> None:
+    """The phone's live view: a JSON header (seq, inputs, width, height, taken_at) then a JPEG;
+    ``fps``: at most this many frames a second (the Farm page's cards ask for a few)."""
     context: ApiContext = websocket.app.state.context
     try:
         authenticate_websocket(websocket, context)
@@ -130,7 +132,7 @@ async def live_screen(websocket: WebSocket, serial: str) -> None:
         return
     await websocket.accept()
     loop = asyncio.get_running_loop()
-    watcher = await run_in_threadpool(context.live.watch, serial, loop)
+    watcher = await run_in_threadpool(context.live.watch, serial, loop, fps)
     try:
         while True:
             frame = await watcher.queue.get()
@@ -138,6 +140,8 @@ async def live_screen(websocket: WebSocket, serial: str) -> None:
                 "seq": frame.seq, "inputs": frame.inputs, "width": frame.width,
                 "height": frame.height, "taken_at": frame.taken_at}))
             await websocket.send_bytes(frame.jpeg)
+            if watcher.interval_s:
+                await asyncio.sleep(watcher.interval_s)  # meanwhile the newest frame waits
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:

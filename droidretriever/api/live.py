@@ -2,8 +2,16 @@
 
     watcher (WebSocket) -> LiveScreens.watch(serial) -> FrameSource: a loop per watched phone
         screenshots (raw framebuffer, two in flight) -> JPEG at most 540 px wide -> every
-        watcher's queue; at most ``api.live_fps`` screenshots a second; an unchanged screen is
-        sent again only every 2 s; an input (``note_input``) starts a screenshot at once
+        watcher's queue; at most ``api.live_fps`` screenshots a second (as fast as the
+        fastest watcher asks: the Farm page's cards ask for a few); a screen unchanged for a
+        second is looked at only 4 times a second, and sent again only every 2 s
+
+An input (``note_input``) jumps the queue: it starts a screenshot at once, beside
+those already in flight, and every screenshot started before it is dropped before
+it is encoded (it cannot show the input, and its CPU is better spent on the one
+that can). The newest frame wins: a frame that finishes after a newer one was sent
+is dropped, never sent late. Screenshots and JPEG encoding run in the source's own
+threads, never on the event loop.
 
 Every frame carries the phone's input counter as it was *before* the frame was
 taken, so a page that sent input number ``n`` knows the first frame with
@@ -19,7 +27,6 @@ import logging
 import threading
 import time
 import zlib
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -36,6 +43,8 @@ log = logging.getLogger(__name__)
 _REPEAT_S = 2.0  # an unchanged screen is sent again this often (the page knows it is live)
 _LINGER_S = 5.0  # the capture thread waits this long for a new watcher before it ends
 _APP_CACHE_S = 2.0
+_STILL_AFTER_S = 1.0  # a screen unchanged this long (and no input) is looked at less often:
+_STILL_INTERVAL_S = 0.25  # the CPU a screenshot costs goes to the phone and the host instead
 
 
 @dataclass(frozen=True)
@@ -52,9 +61,11 @@ class Frame:
 
 @dataclass(eq=False)
 class Watcher:
-    """One viewer: the newest frame waits in its queue."""
+    """One viewer: the newest frame waits in its queue; ``interval_s`` is the most often it
+    wants one (0: as often as the phone's live rate allows)."""
 
     loop: asyncio.AbstractEventLoop
+    interval_s: float = 0.0
     queue: asyncio.Queue[Frame] = field(default_factory=lambda: asyncio.Queue(maxsize=1))
 
     def offer(self, frame: Frame) -> None:
@@ -64,13 +75,30 @@ class Watcher:
         self.queue.put_nowait(frame)
 
 
+@dataclass
+class _Shots:
+    """The capture loop's bookkeeping: screenshots in flight by start order, what was sent."""
+
+    flying: dict[Future[Frame | None], int] = field(default_factory=dict)
+    started: int = 0  # start order of the next screenshot
+    last_start: float = 0.0
+    started_inputs: int = -1  # the input counter the last screenshot was started after
+    sent_order: int = -1  # start order of the newest frame sent (older ones are stale)
+    input_order: int = -1  # start order of the newest screenshot started for an input
+    last_crc: int | None = None
+    last_inputs: int = -1
+    last_sent: float = 0.0
+    changed_at: float = 0.0  # when the screen last changed or an input came
+    seq: int = 0
+
+
 class FrameSource:
     """The capture loop of one phone: up to two screenshots in flight, the newest frame wins.
 
     A screenshot costs the phone most of the time (rendering and sending 10 MB of raw pixels);
     a second request in flight overlaps the transfer and the JPEG encoding of one frame with
-    the next, and an input starts a fresh screenshot at once instead of waiting for the one
-    already under way (which was taken before the input, so it cannot show it).
+    the next. An input starts a third at once instead of waiting for those under way (they
+    were taken before the input, so they cannot show it; they are dropped unencoded).
     """
 
     def __init__(self, serial: str, open_driver: Callable[[], AdbDriver], interval_s: float,
@@ -85,9 +113,13 @@ class FrameSource:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._local = threading.local()
-        self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix=f"shot-{serial}")
+        # One more thread than in flight: an input's screenshot never waits for a free one.
+        self._pool = ThreadPoolExecutor(max_workers=in_flight + 1,
+                                        thread_name_prefix=f"shot-{serial}")
+        self._shots = _Shots()
         self.inputs = 0
         self.frames_sent = 0
+        self.frames_dropped = 0  # screenshots not sent: stale (an input or a newer frame came)
 
     def add(self, watcher: Watcher) -> None:
         with self._lock:
@@ -115,7 +147,11 @@ class FrameSource:
         self._wake.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _shoot(self, inputs: int) -> Frame | None:
+    def _is_stale(self, order: int) -> bool:
+        """Whether a screenshot started ``order``-th can no longer be the newest frame sent."""
+        return order < self._shots.sent_order or order < self._shots.input_order
+
+    def _shoot(self, inputs: int, order: int) -> Frame | None:
         """One screenshot as a frame (in a pool thread, with that thread's own driver)."""
         driver: AdbDriver | None = getattr(self._local, "driver", None)
         if driver is None:
@@ -127,21 +163,20 @@ class FrameSource:
             log.warning("live view of %s: %s", self.serial, exc)
             time.sleep(1.0)
             return None
+        if self._is_stale(order):
+            return None  # an input or a newer frame came meanwhile: not worth encoding
         return Frame(seq=0, inputs=inputs, jpeg=encode_jpeg(raw), width=raw.width,
                      height=raw.height, taken_at=taken_at)
 
     def _run(self) -> None:
-        flying: deque[Future[Frame | None]] = deque()
-        last_start, started_inputs = 0.0, -1
-        last_crc: int | None = None
-        last_sent, last_inputs, seq = 0.0, -1, 0
+        shots = self._shots
         idle_since: float | None = None
         while not self._closed:
             with self._lock:
                 watchers = list(self._watchers)
                 inputs = self.inputs
             now = time.monotonic()
-            if not watchers and not flying:
+            if not watchers and not shots.flying:
                 idle_since = idle_since or now
                 if now - idle_since > _LINGER_S:
                     with self._lock:
@@ -152,25 +187,59 @@ class FrameSource:
                 self._wake.clear()
                 continue
             idle_since = None
-            due = now - last_start >= self._interval_s or inputs != started_inputs
-            if watchers and due and len(flying) < self._in_flight:
-                future = self._pool.submit(self._shoot, inputs)
-                future.add_done_callback(lambda _: self._wake.set())
-                flying.append(future)
-                last_start, started_inputs = now, inputs
-            while flying and flying[0].done():
-                frame = flying.popleft().result()
-                if frame is None:
-                    continue
-                crc = zlib.crc32(frame.jpeg)
-                if crc == last_crc and frame.inputs == last_inputs and now - last_sent < _REPEAT_S:
-                    continue  # the same screen again: the page has it
-                seq += 1
-                self._send(replace(frame, seq=seq), watchers)
-                last_crc, last_inputs, last_sent = crc, frame.inputs, now
-            wait = max(0.0, last_start + self._interval_s - time.monotonic())
-            self._wake.wait(wait if len(flying) < self._in_flight else 1.0)
+            interval = self._interval(watchers, now)
+            if watchers:
+                self._start_due(inputs, interval, now)
+            self._send_done(watchers, now)
+            wait = max(0.0, shots.last_start + interval - time.monotonic())
+            self._wake.wait(wait if len(shots.flying) < self._in_flight else 1.0)
             self._wake.clear()
+
+    def _interval(self, watchers: list[Watcher], now: float) -> float:
+        """Seconds between screenshots: the fastest watcher's wish, slower for a still screen."""
+        wanted = max(self._interval_s, min(w.interval_s for w in watchers)) if watchers \
+            else self._interval_s
+        if now - self._shots.changed_at > _STILL_AFTER_S:
+            return max(wanted, _STILL_INTERVAL_S)
+        return wanted
+
+    def _start_due(self, inputs: int, interval: float, now: float) -> None:
+        shots = self._shots
+        for_input = inputs != shots.started_inputs
+        due = for_input or now - shots.last_start >= interval
+        if not due or len(shots.flying) >= self._in_flight + (1 if for_input else 0):
+            return
+        order = shots.started
+        if for_input and shots.started_inputs >= 0:
+            shots.input_order, shots.changed_at = order, now
+            for stale in [f for f, o in shots.flying.items() if o < order]:
+                stale.cancel()  # not started yet: never taken
+        future = self._pool.submit(self._shoot, inputs, order)
+        future.add_done_callback(lambda _: self._wake.set())
+        shots.flying[future] = order
+        shots.started += 1
+        shots.last_start, shots.started_inputs = now, inputs
+
+    def _send_done(self, watchers: list[Watcher], now: float) -> None:
+        """Send the newest finished frame if it is news; drop the older ones."""
+        shots = self._shots
+        done = sorted((o, f) for f, o in shots.flying.items() if f.done())
+        for order, future in done:
+            del shots.flying[future]
+            frame = None if future.cancelled() else future.result()
+            if frame is None or self._is_stale(order):
+                self.frames_dropped += 1
+                continue
+            crc = zlib.crc32(frame.jpeg)
+            shots.sent_order = order
+            if crc == shots.last_crc and frame.inputs == shots.last_inputs \
+                    and now - shots.last_sent < _REPEAT_S:
+                continue  # the same screen again: the page has it
+            if crc != shots.last_crc:
+                shots.changed_at = now
+            shots.seq += 1
+            self._send(replace(frame, seq=shots.seq), watchers)
+            shots.last_crc, shots.last_inputs, shots.last_sent = crc, frame.inputs, now
 
     def _send(self, frame: Frame, watchers: list[Watcher]) -> None:
         for watcher in watchers:
@@ -217,9 +286,10 @@ class LiveScreens:
         with self._lock:
             return self._sources.setdefault(serial, created)
 
-    def watch(self, serial: str, loop: asyncio.AbstractEventLoop) -> Watcher:
-        """Start receiving ``serial``'s frames (call :meth:`unwatch` when done)."""
-        watcher = Watcher(loop)
+    def watch(self, serial: str, loop: asyncio.AbstractEventLoop, fps: float | None = None) -> Watcher:
+        """Start receiving ``serial``'s frames, at most ``fps`` a second (None: the live rate);
+        call :meth:`unwatch` when done."""
+        watcher = Watcher(loop, interval_s=1.0 / fps if fps else 0.0)
         self.source(serial).add(watcher)
         return watcher
 

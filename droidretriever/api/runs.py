@@ -1,9 +1,10 @@
 """Runs: ask (text, a corrected recording, or a raw recording), list, one run's record.
 
 A run asked here never runs in this process: it becomes a Prefect flow run of
-the ``retrieve/dashboard`` deployment that the local stack's ``runner`` service
-executes (:mod:`flows.runner`). Before that, a pending manifest is written, so
-the run has a page at once.
+the ``retrieve/dashboard`` deployment, announced on Redis to the local stack's
+``runner`` service, which starts it at once in its warm process
+(:mod:`flows.runner`). Before that, a pending manifest is written, so the run has
+a page at once.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _start(context: ApiContext, request: RetrieveRequest, question: Question) ->
     run_id = request.run_id or new_id("run")
     context.manifests.write(RunManifest(run_id=run_id, query=question, status=RunStatus.PENDING))
     try:
-        flow_run_id = start_run(request.model_copy(update={"run_id": run_id}))
+        flow_run_id = start_run(request.model_copy(update={"run_id": run_id}), context.redis)
     except FlowError as exc:
         reason = str(exc)
         context.manifests.update(run_id, lambda m: m.model_copy(update={

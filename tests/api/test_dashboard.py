@@ -120,6 +120,7 @@ def test_ask_watch_take_over_a_login_pause_and_read_the_cited_report(
         expect(phones).to_have_count(2)
         expect(phones.filter(has_text="paused for user")).to_have_count(1)
         expect(phones.filter(has_text="in front: Gmail")).to_have_count(1)
+        expect(phones.locator("img[src^='blob:']")).to_have_count(2)  # live frames, not stills
         _shot(page, "03-pause-queue")
         queue.get_by_role("link", name="Take over").click()
 

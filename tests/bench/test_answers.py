@@ -103,11 +103,11 @@ def _answer(task_id: str, suite: str, *, points: int = 2, pause: bool = False) -
 
 @pytest.fixture
 def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """docs/benchmarks.md and its images written under ``tmp_path`` instead of the repository."""
+    """docs/benchmarks.md and its images written (as with --write) under ``tmp_path`` instead of
+    the repository."""
     page = tmp_path / "docs" / "benchmarks.md"
-    for module in ("bench.results", "bench.answer_results"):
-        monkeypatch.setattr(f"{module}.IMAGES_DIR", page.parent / "images")
     monkeypatch.setattr("bench.results.BENCHMARKS_MD", page)
+    monkeypatch.setattr("bench.results.WRITE_DOCS", True)
     monkeypatch.setattr("sys.argv", ["bench.answers"])
     return page
 

@@ -5,6 +5,40 @@ import { api } from "./api.js";
 import { onPauses, pauses } from "./alerts.js";
 import { clear, duration, h, pill, showError } from "./ui.js";
 
+const CARD_FPS = 2; // a card's live screen: a few frames a second, only while the card is on screen
+
+// A card's screen, live: frames from the phone's live view while the card is visible and the
+// phone's worker is alive (a dead phone's last frame stays).
+function liveCard(serial, image) {
+  let socket = null;
+  let url = null;
+  let visible = false;
+  let alive = true;
+  const open = () => {
+    if (socket || !visible || !alive) return;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    socket = new WebSocket(`${scheme}://${location.host}/devices/${encodeURIComponent(serial)}/live?fps=${CARD_FPS}`);
+    socket.binaryType = "blob";
+    socket.onmessage = (message) => {
+      if (typeof message.data === "string") return; // the frame's header: a card needs none
+      if (url) URL.revokeObjectURL(url);
+      url = URL.createObjectURL(message.data);
+      image.src = url;
+    };
+    socket.onclose = () => { socket = null; };
+  };
+  const close = () => { if (socket) { socket.onclose = null; socket.close(); socket = null; } };
+  const seen = new IntersectionObserver((entries) => {
+    visible = entries.some((e) => e.isIntersecting);
+    if (visible) open(); else close();
+  });
+  seen.observe(image);
+  return {
+    setAlive(now) { alive = now; if (alive) open(); else close(); },
+    stop() { seen.disconnect(); close(); },
+  };
+}
+
 function short(runId) {
   return runId.length > 14 ? `…${runId.slice(-6)}` : runId;
 }
@@ -41,7 +75,9 @@ export function showFarm(page) {
       const image = h("img", { alt: `screen of ${device.serial}`, hidden: true });
       const gone = h("div", { class: "down-label", hidden: true });
       const info = h("div", { class: "info" });
-      entry = { node: h("article", { class: "phone", dataset: { serial: device.serial } }, image, gone, info), image, down: gone, info };
+      image.addEventListener("load", () => { image.hidden = !gone.hidden; }); // the first live frame shows it
+      entry = { node: h("article", { class: "phone", dataset: { serial: device.serial } }, image, gone, info), image, down: gone, info,
+        live: liveCard(device.serial, image) };
       cards.set(device.serial, entry);
     }
     const isdown = isDown(device);
@@ -49,12 +85,7 @@ export function showFarm(page) {
     entry.image.hidden = isdown || !entry.image.src;
     entry.down.hidden = !isdown;
     if (isdown) clear(entry.down, h("strong", {}, "phone down"), h("div", {}, device.reason || "its worker does not answer"));
-    else {
-      const next = `/devices/${encodeURIComponent(device.serial)}/screen?width=240&t=${Date.now()}`;
-      const loader = new Image();
-      loader.onload = () => { entry.image.src = next; entry.image.hidden = false; }; // swap when loaded: no flicker
-      loader.src = next;
-    }
+    entry.live.setAlive(!isdown && device.heartbeat_alive);
     const front = device.current_app ? `in front: ${device.current_app}`
       : device.current_package && !device.current_package.includes("launcher") ? `in front: ${device.current_package}` : "home screen";
     clear(entry.info,
@@ -84,5 +115,5 @@ export function showFarm(page) {
   const stop = onPauses(renderQueue);
   refresh();
   const timer = setInterval(refresh, 3000);
-  return () => { clearInterval(timer); stop(); };
+  return () => { clearInterval(timer); stop(); for (const entry of cards.values()) entry.live.stop(); };
 }

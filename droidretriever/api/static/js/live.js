@@ -47,10 +47,24 @@ export class LiveScreen {
     this.serial = null;
   }
 
+  // Frames are drawn in order, the newest wins: one that comes while another is being decoded
+  // waits, and replaces any frame already waiting (dropped, never drawn late).
   async _receive(data) {
     if (typeof data === "string") { this.header = JSON.parse(data); return; }
     const header = this.header;
     this.header = null;
+    if (this._drawing) { this._waiting = { data, header }; return; }
+    this._drawing = true;
+    try {
+      for (let next = { data, header }; next; next = this._waiting, this._waiting = null) {
+        await this._draw(next.data, next.header);
+      }
+    } finally {
+      this._drawing = false;
+    }
+  }
+
+  async _draw(data, header) {
     const bitmap = await createImageBitmap(data);
     if (this.canvas.width !== bitmap.width || this.canvas.height !== bitmap.height) {
       this.canvas.width = bitmap.width;
