@@ -32,8 +32,8 @@ from typing import ClassVar
 import asyncpg
 
 from deploy.errors import ServiceStartError
-from deploy.local.processes import open_log
 from deploy.local.probes import is_postgres_refused
+from deploy.local.processes import open_log
 from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
 from droidretriever.config import Settings
 from droidretriever.private_files import write_private
