@@ -65,6 +65,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     state = home / "state"
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        # The code under test, when it is not the installed copy (a worktree's).
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         "HOME": str(home), "COLUMNS": "250",
         "DROIDRETRIEVER_STATE_DIR": str(state),
         "DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0",

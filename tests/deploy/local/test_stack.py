@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -30,6 +31,8 @@ CLI = str(Path(sys.executable).parent / "droidretriever")
 def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        # The code under test, when it is not the installed copy (a worktree's).
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         "HOME": str(tmp_path),
         "COLUMNS": "200",  # keep rich from wrapping the lines we assert on
         "DROIDRETRIEVER_STATE_DIR": str(tmp_path / "state"),
