@@ -219,6 +219,11 @@ class PrefectSettings(_Section):
         return is_loopback(self.api_url.host)
     # How long Prefect clients keep retrying an API that does not answer (a restart).
     retry_window_s: float = Field(default=90.0, ge=0, le=600)
+    # Where the stack's own Prefect server keeps flow runs, deployments and schedules:
+    # PostgreSQL (`up` runs it, on 127.0.0.1:database_port), or a SQLite file for a small
+    # laptop (a few phones; the sub-flows' state writes of 16 phones overload it).
+    database: Literal["postgres", "sqlite"] = "postgres"
+    database_port: int = Field(default=5442, gt=0, lt=65536)
 
     @property
     def port(self) -> int:

@@ -5,6 +5,7 @@
         redis-password              0600   Redis ``requirepass``
         s3-access-key, s3-secret-key       the S3 API's only identity (SeaweedFS)
         prefect-auth                       ``user:password`` of the Prefect API's basic auth
+        postgres-password                  the password of Prefect's database role (PostgreSQL)
         ocr-token                          the bearer token of the host's shared OCR service
         weed-jwt-*                         SeaweedFS's JWT signing keys (volume and filer)
         weed-ca-cert, weed-cert, weed-key  SeaweedFS's mutual TLS between its own parts
@@ -43,6 +44,7 @@ class StackSecret(StrEnum):
     S3_ACCESS_KEY = "s3-access-key"
     S3_SECRET_KEY = "s3-secret-key"
     PREFECT_AUTH = "prefect-auth"
+    POSTGRES_PASSWORD = "postgres-password"  # Prefect's database role on the stack's PostgreSQL
     WEED_JWT_WRITE = "weed-jwt-write"  # master signs, volume checks: writes of blobs
     WEED_JWT_READ = "weed-jwt-read"  # reads of blobs
     WEED_FILER_JWT_WRITE = "weed-filer-jwt-write"  # the S3 gateway signs, the filer checks

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything DroidRetriever needs on a fresh Debian machine; safe to run again.
-#   - Debian packages: redis-server (broker, live state), Noto CJK + DejaVu fonts (virtual phone
+#   - Debian packages: redis-server (broker, live state), postgresql (Prefect's database in the
+#     local stack; `droidretriever up` runs its own cluster under the state folder: the system's
+#     cluster the package may start is not used), Noto CJK + DejaVu fonts (virtual phone
 #     rendering), chromium (dashboard/report tests), espeak-ng (synthesised speech for ASR tests),
 #     libgl1/libglib2.0 (OpenCV, pulled in by RapidOCR, links against them), iproute2 (`ip netns`
 #     for the multi-host test in network namespaces), adb (the stock client, tested against the
@@ -9,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(redis-server fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0 iproute2 adb)
+APT_PACKAGES=(redis-server postgresql fonts-noto-cjk fonts-dejavu-core chromium espeak-ng libgl1 libglib2.0-0 iproute2 adb)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

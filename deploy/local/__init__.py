@@ -1,8 +1,8 @@
 """The embedded local stack behind ``droidretriever up | down | status``.
 
-    build_stack(settings) -> Stack(RedisService, SeaweedService, PrefectService,
-                                   then SubscriptionsService, RunnerService and ApiService
-                                   once those three are healthy)
+    build_stack(settings) -> Stack(RedisService, SeaweedService, PostgresService,
+                                   then PrefectService on it, then SubscriptionsService,
+                                   RunnerService and ApiService once those are healthy)
 
 New services (device farm, API server, workers) implement :class:`Service`
 (usually by subclassing :class:`ProcessService`) and join the list.
@@ -26,6 +26,7 @@ from deploy.local.builtin import (
     SubscriptionsService,
 )
 from deploy.local.credentials import ensure_stack_secrets, make_state_private
+from deploy.local.postgres import PostgresService, describe_sqlite_left_behind
 from deploy.local.processes import PidFile, ProcessRecord, is_port_free
 from deploy.local.service import (
     AuthCheck,
@@ -44,6 +45,7 @@ __all__ = [
     "Health",
     "PidFile",
     "PortClaim",
+    "PostgresService",
     "PrefectService",
     "ProcessCommand",
     "ProcessRecord",
@@ -56,6 +58,7 @@ __all__ = [
     "Stack",
     "SubscriptionsService",
     "build_stack",
+    "describe_sqlite_left_behind",
     "ensure_api_token",
     "ensure_stack_secrets",
     "is_port_free",

@@ -27,6 +27,7 @@ import redis
 from pydantic import ValidationError
 
 from deploy.errors import ServiceStartError
+from deploy.local.postgres import prefect_database_env
 from deploy.local.probes import is_http_refused, is_redis_refused, is_tls_refused
 from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
 from droidretriever.models import ServingStatus, utcnow
@@ -318,13 +319,14 @@ class SeaweedService(ProcessService):
 
 
 class PrefectService(ProcessService):
-    """Prefect's server with SQLite under the state folder; no telemetry.
+    """Prefect's server on the stack's PostgreSQL (or SQLite under the state folder); no telemetry.
 
     ``prefect server start``'s app, served by :mod:`deploy.local.prefect_server`
     so that only ``GET /api/health`` and the UI's files answer without the auth string.
     """
 
     name: ClassVar[str] = "prefect"
+    after: ClassVar[tuple[str, ...]] = ("postgres",)  # when the stack runs it
     grace_s: ClassVar[float] = 10.0
 
     @property
@@ -345,7 +347,6 @@ class PrefectService(ProcessService):
 
     def command(self) -> ProcessCommand:
         port = str(self.settings.prefect.port)
-        database = self.data_dir / "prefect.db"
         auth = self.settings.prefect.auth_string
         if auth is None:
             raise _missing_secret("Prefect")
@@ -357,7 +358,7 @@ class PrefectService(ProcessService):
                 "PREFECT_SERVER_API_AUTH_STRING": auth.get_secret_value(),
                 "PREFECT_API_AUTH_STRING": auth.get_secret_value(),
                 "PREFECT_HOME": str(self.data_dir),
-                "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{database}",
+                **prefect_database_env(self.settings, self.data_dir),
                 "PREFECT_API_URL": self.url,
                 "PREFECT_SERVER_API_HOST": self.host,
                 "PREFECT_SERVER_API_PORT": port,

@@ -4,6 +4,7 @@
         redis-password              Redis ``requirepass`` (in a 0600 config file, never on argv)
         s3-access-key/-secret-key   the S3 API's only identity (never a built-in default)
         prefect-auth                the Prefect API's basic auth (server and clients)
+        postgres-password           the Prefect server's database role (when it runs on PostgreSQL)
         weed-jwt-* (4)              SeaweedFS: volume and filer refuse unsigned reads and writes
         weed-ca-cert, -cert, -key   SeaweedFS: master, volume and filer (HTTP and gRPC) accept
                                     only clients holding this certificate (mutual TLS)
@@ -62,6 +63,8 @@ def ensure_stack_secrets(settings: Settings) -> Settings:
         _ensure_weed_tls(files)
     if settings.prefect.managed and settings.prefect.auth_string is None:
         files.ensure(StackSecret.PREFECT_AUTH, value=f"{PREFECT_USER}:{generate_secret()}")
+    if settings.serves_here(settings.prefect.api_url.host) and settings.prefect.database == "postgres":
+        files.ensure(StackSecret.POSTGRES_PASSWORD)  # only the Prefect server here uses it
     return fill_generated_secrets(settings)
 
 

@@ -7,14 +7,18 @@ stranger on this machine could ask.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 import socket
 import ssl
 
+import asyncpg
 import httpx
 import redis
 
-__all__ = ["is_adb_refused", "is_http_refused", "is_redis_refused", "is_tls_refused"]
+__all__ = ["is_adb_refused", "is_http_refused", "is_postgres_refused", "is_redis_refused",
+           "is_tls_refused"]
 
 _TIMEOUT_S = 2.0
 _NOBODY = 65534
@@ -36,6 +40,24 @@ def is_redis_refused(host: str, port: int) -> bool | None:
         return None
     finally:
         client.close()
+    return False
+
+
+def is_postgres_refused(host: str, port: int, user: str) -> bool | None:
+    """Whether PostgreSQL refuses ``user`` without the password (a wrong one is given);
+    None when nothing answers."""
+
+    async def log_in() -> None:
+        connection = await asyncpg.connect(host=host, port=port, user=user, database="postgres",
+                                           password=secrets.token_urlsafe(16), timeout=_TIMEOUT_S)
+        await connection.close()
+
+    try:
+        asyncio.run(log_in())
+    except asyncpg.InvalidAuthorizationSpecificationError:  # a wrong password, or no entry
+        return True
+    except (OSError, TimeoutError, asyncpg.PostgresError):
+        return None
     return False
 
 

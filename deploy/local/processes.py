@@ -20,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -31,6 +32,7 @@ __all__ = [
     "ProcessRecord",
     "is_port_free",
     "is_running",
+    "open_log",
     "read_start_ticks",
     "spawn_process",
     "stop_process",
@@ -85,6 +87,17 @@ def is_port_free(host: str, port: int) -> bool:
     return True
 
 
+def open_log(log_path: Path, heading: str) -> BinaryIO:
+    """``log_path`` opened to append (0600, its folder 0700), a dated ``heading`` line written."""
+    make_private_dir(log_path.parent)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(fd, 0o600)  # a log from an older stack may be 0644
+    log = os.fdopen(fd, "ab")
+    log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} {heading}\n".encode())
+    log.flush()
+    return log
+
+
 def spawn_process(
     name: str,
     argv: Sequence[str],
@@ -94,14 +107,9 @@ def spawn_process(
     cwd: Path,
 ) -> ProcessRecord:
     """Start ``argv`` detached (own session, umask 077, output to ``log_path``) and describe it."""
-    make_private_dir(log_path.parent)
     cwd.mkdir(parents=True, exist_ok=True, mode=0o700)  # may be the caller's own folder: kept
     try:
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.fchmod(fd, 0o600)  # a log from an older stack may be 0644
-        with os.fdopen(fd, "ab") as log:
-            log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {name}\n".encode())
-            log.flush()
+        with open_log(log_path, f"starting {name}") as log:
             # A new session: the service outlives this CLI and ignores its Ctrl-C.
             proc = subprocess.Popen(
                 list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -123,12 +131,13 @@ def spawn_process(
     )
 
 
-def stop_process(record: ProcessRecord, *, grace_s: float) -> None:
-    """SIGTERM the process, wait up to ``grace_s``, then SIGKILL. No-op if not ours."""
+def stop_process(record: ProcessRecord, *, grace_s: float,
+                 first: signal.Signals = signal.SIGTERM) -> None:
+    """Send ``first`` (SIGTERM), wait up to ``grace_s``, then SIGKILL. No-op if not ours."""
     if not is_running(record):
         return
     with contextlib.suppress(ProcessLookupError):
-        os.kill(record.pid, signal.SIGTERM)
+        os.kill(record.pid, first)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         if not is_running(record):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -149,7 +150,9 @@ class ProcessService(ABC):
     name: ClassVar[str]
     after: ClassVar[tuple[str, ...]] = ()  # services that must be healthy before this starts
     needed_by_runs: ClassVar[bool] = True  # False: a question can be answered without it
-    grace_s: ClassVar[float] = 10.0  # SIGTERM to SIGKILL
+    grace_s: ClassVar[float] = 10.0  # stop_signal to SIGKILL
+    stop_signal: ClassVar[signal.Signals] = signal.SIGTERM
+    inherit_env: ClassVar[bool] = True  # False: the command's environment only
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -219,7 +222,7 @@ class ProcessService(ABC):
         self.pid_file.remove()  # stale: the process is gone or the pid was reused
         self.prepare()
         command = self.command()
-        env: Mapping[str, str] = {**os.environ, **command.env}
+        env: Mapping[str, str] = {**os.environ, **command.env} if self.inherit_env else command.env
         record = spawn_process(
             self.name, command.argv, env=env, log_path=self.log_path, cwd=self.data_dir
         )
@@ -254,7 +257,7 @@ class ProcessService(ABC):
         if not is_running(record):
             self.pid_file.remove()
             return False
-        stop_process(record, grace_s=self.grace_s)
+        stop_process(record, grace_s=self.grace_s, first=self.stop_signal)
         self.pid_file.remove()
         return True
 

@@ -14,6 +14,7 @@ from deploy.local.builtin import (
     SeaweedService,
     SubscriptionsService,
 )
+from deploy.local.postgres import PostgresService, uses_postgres
 from deploy.local.service import Service, ServiceStatus
 from droidretriever.config import Settings
 
@@ -98,10 +99,17 @@ def _waves(services: Sequence[Service]) -> list[list[Service]]:
 
 
 def build_stack(settings: Settings) -> Stack:
-    """The embedded default stack: Redis, SeaweedFS S3, the Prefect server, then the services
-    that run the subscriptions' schedules and the dashboard's runs, and the API."""
+    """The embedded default stack: Redis, SeaweedFS S3, PostgreSQL then the Prefect server on
+    it, then the services that run the subscriptions' schedules and the dashboard's runs, and
+    the API.
+
+    PostgreSQL is left out when Prefect keeps SQLite (``prefect.database``) or runs
+    elsewhere, unless one an earlier ``up`` started still runs: ``down`` stops it then.
+    """
+    database = PostgresService(settings)
+    databases = [database] if uses_postgres(settings) or database.is_ours_running() else []
     return Stack(
-        [RedisService(settings), SeaweedService(settings), PrefectService(settings),
+        [RedisService(settings), SeaweedService(settings), *databases, PrefectService(settings),
          SubscriptionsService(settings), RunnerService(settings), ApiService(settings)],
         start_timeout_s=settings.stack.start_timeout_s,
     )

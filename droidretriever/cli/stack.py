@@ -14,7 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from deploy.local import ServiceStatus, build_stack, ensure_stack_secrets, make_state_private
+from deploy.local import (
+    ServiceStatus,
+    build_stack,
+    describe_sqlite_left_behind,
+    ensure_stack_secrets,
+    make_state_private,
+)
 from droidretriever.cli._app import app
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import DroidRetrieverError
@@ -123,17 +129,21 @@ def up(
     ),
     no_farm: bool = typer.Option(False, "--no-farm", help="Start the services only, no device farm."),
 ) -> None:
-    """Start Redis, the S3 store and Prefect, then the virtual-phone farm (all idempotent).
+    """Start Redis, the S3 store, PostgreSQL and Prefect, then the virtual-phone farm (all idempotent).
 
     The first time, it generates the secrets every service requires (a Redis
-    password, S3 keys, SeaweedFS's keys and certificates, Prefect's API auth)
+    password, S3 keys, SeaweedFS's keys and certificates, Prefect's API auth and
+    its database password)
     under the state folder's ``secrets/`` (see docs/operations.md).
     """
     settings = ensure_stack_secrets(load_settings())
     make_state_private(settings.state_dir)
     stack = build_stack(settings)
+    sqlite_note = describe_sqlite_left_behind(settings)  # asked before the cluster exists
     with console.status("starting the local stack (Prefect takes ~10 s)..."):
         rows = stack.up()
+    if sqlite_note is not None:
+        console.print(f"[yellow]{escape(sqlite_note)}[/]", highlight=False, soft_wrap=True)
     try:
         flushed = open_object_store(settings).flush()
     except StorageError as exc:

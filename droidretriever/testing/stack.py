@@ -3,7 +3,7 @@
 :class:`LocalStack` (a test helper) starts what ``droidretriever up`` starts, with
 the same code (``deploy.local``'s services, ``deploy.farm``'s farm), on free
 loopback ports with its state in a folder of the caller's: Redis (append-only,
-so a restart keeps queues and leases), SeaweedFS S3, the Prefect server, and
+so a restart keeps queues and leases), SeaweedFS S3, PostgreSQL and the Prefect server, and
 virtual phones with a worker each and the farm monitor. While it is entered, the
 process's environment names it, so ``load_settings()`` everywhere (flows in this
 process, workers, a ``droidretriever`` subprocess) reaches it, and Prefect code in
@@ -88,6 +88,7 @@ class LocalStack:
             "DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0",
             "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
             "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
+            "DROIDRETRIEVER_PREFECT__DATABASE_PORT": str(free_port()),
             "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
             "DROIDRETRIEVER_API__PORT": str(free_port()),  # not 8700: another stack may hold it
             "DROIDRETRIEVER_STACK__START_TIMEOUT_S": str(start_timeout_s),

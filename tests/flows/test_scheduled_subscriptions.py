@@ -17,7 +17,12 @@ import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
-from deploy.local import PrefectService, SubscriptionsService, ensure_stack_secrets
+from deploy.local import (
+    PostgresService,
+    PrefectService,
+    SubscriptionsService,
+    ensure_stack_secrets,
+)
 from droidretriever.cli import app
 from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port
@@ -35,11 +40,12 @@ INTERVAL_S = 30  # a check takes about 10 s on the virtual phones: firings never
 @pytest.fixture
 def stack_settings(flow_farm: FlowFarm, tmp_path: Path,
                    monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
-    """The stack's own Prefect server and subscriptions service, beside the test farm."""
+    """The stack's own PostgreSQL, Prefect server and subscriptions service, beside the test farm."""
     monkeypatch.setenv("DROIDRETRIEVER_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("DROIDRETRIEVER_PREFECT__API_URL", f"http://127.0.0.1:{free_port()}/api")
+    monkeypatch.setenv("DROIDRETRIEVER_PREFECT__DATABASE_PORT", str(free_port()))
     settings = ensure_stack_secrets(load_settings())
-    services = [PrefectService(settings), SubscriptionsService(settings)]
+    services = [PostgresService(settings), PrefectService(settings), SubscriptionsService(settings)]
     try:
         for service in services:
             service.start()

@@ -3,29 +3,39 @@
 ``droidretriever up --no-farm`` starts the real stack once, in a temporary state
 folder, and each test asks as a stranger on this machine would: Redis without
 its password, SeaweedFS's filer, master and volume ports without the stack's
-certificate, S3 with the old default keys, the Prefect API without its auth.
+certificate, S3 with the old default keys, the Prefect API without its auth,
+PostgreSQL (Prefect's database, issue 32) without its password.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
+import pwd
+import socket
 import ssl
 import stat
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 import redis
 from minio import Minio
 from minio.error import S3Error
+from prefect import flow
+from prefect.client.orchestration import get_client
 
 from droidretriever.config import Settings, load_settings
 from droidretriever.secrets import StackSecret
 from droidretriever.testing import free_port, free_port_block
+from flows.runtime import use_prefect_server
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -55,11 +65,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     state = home / "state"
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        # The code under test, when it is not the installed copy (a worktree's).
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         "HOME": str(home), "COLUMNS": "250",
         "DROIDRETRIEVER_STATE_DIR": str(state),
         "DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0",
         "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
+        "DROIDRETRIEVER_PREFECT__DATABASE_PORT": str(free_port()),
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
         "DROIDRETRIEVER_API__PORT": str(free_port()),  # not 8700: another stack may hold it
     }
@@ -168,7 +181,10 @@ def test_the_state_folder_secrets_logs_and_database_are_the_owners_alone(stack: 
     assert {mode(p) for p in (stack.state / "secrets").iterdir()} == {0o600}
     logs = list((stack.state / "logs").glob("*.log"))
     assert logs and {mode(p) for p in logs} == {0o600}
-    assert mode(stack.state / "prefect" / "prefect.db") == 0o600
+    cluster = stack.state / "postgres" / "data"
+    assert mode(stack.state / "postgres") == 0o700 and mode(cluster) == 0o700
+    if os.geteuid() == 0:  # PostgreSQL refuses root: the cluster is the postgres user's
+        assert cluster.stat().st_uid == pwd.getpwnam("postgres").pw_uid
     assert mode(stack.state / "redis" / "redis.conf") == 0o600
     pid_files = list((stack.state / "run").glob("*.pid"))
     assert pid_files and {mode(p) for p in pid_files} == {0o600}
@@ -179,8 +195,9 @@ def test_the_state_folder_secrets_logs_and_database_are_the_owners_alone(stack: 
         if value and len(value) > 20 and "BEGIN" not in value)]
     assert leaked == [], "a generated secret is written in a log"
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    password = stack.settings.secrets.read(StackSecret.REDIS_PASSWORD)
-    assert password and password not in ps  # never on a command line
+    for name in (StackSecret.REDIS_PASSWORD, StackSecret.POSTGRES_PASSWORD):
+        password = stack.settings.secrets.read(name)
+        assert password and password not in ps  # never on a command line
 
 
 def test_status_says_every_service_requires_credentials(stack: Stack) -> None:
@@ -188,8 +205,66 @@ def test_status_says_every_service_requires_credentials(stack: Stack) -> None:
     assert status.returncode == 0, status.stdout + status.stderr
     rows = {line.split("│")[1].strip(): line for line in status.stdout.splitlines()
             if line.startswith("│") and line.split("│")[1].strip()}
-    for service in ("redis", "s3", "prefect"):
+    for service in ("redis", "s3", "postgres", "prefect"):
         assert "required" in rows[service], rows[service]
     assert "client certificate" in rows["s3"]
     assert "OPEN" not in status.stdout
     assert "redis://:***@" in status.stdout  # the URL is shown with its password masked
+    password = stack.settings.secrets.read(StackSecret.POSTGRES_PASSWORD)
+    assert password and password not in status.stdout + status.stderr
+    assert f"127.0.0.1:{stack.settings.prefect.database_port}/prefect" in rows["postgres"]
+
+
+def test_postgres_refuses_a_login_without_its_password(stack: Stack) -> None:
+    port = stack.settings.prefect.database_port
+    for password in (None, "", "prefect", OLD_DEFAULT_KEYS[1]):
+        with pytest.raises((asyncpg.InvalidAuthorizationSpecificationError,
+                            asyncpg.InterfaceError)):
+            asyncio.run(_select_one(port, password))
+    assert asyncio.run(_select_one(port, stack.settings.secrets.read(StackSecret.POSTGRES_PASSWORD))) == 1
+    # Loopback only, and no unix socket in the usual place.
+    with pytest.raises(OSError):
+        socket.create_connection((_other_address(), port), timeout=2).close()
+    assert not list(Path("/var/run/postgresql").glob(f".s.PGSQL.{port}"))
+
+
+async def _select_one(port: int, password: str | None) -> object:
+    connection = await asyncpg.connect(host="127.0.0.1", port=port, user="prefect",
+                                       password=password, database="prefect", timeout=5)
+    try:
+        return await connection.fetchval("SELECT 1")
+    finally:
+        await connection.close()
+
+
+def _other_address() -> str:
+    """An address of this machine that is not loopback (its route to the outside)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # TEST-NET: nothing is sent
+        return str(probe.getsockname()[0])
+
+
+@flow(name="pg-probe", persist_result=False)
+def pg_probe() -> None:
+    """A flow that is only ever created, never run: a row for the database to keep."""
+
+
+def test_prefect_keeps_its_runs_in_postgres(stack: Stack) -> None:
+    """A flow run created through Prefect's client is read back, and it is a row of
+    PostgreSQL's ``flow_run`` table; no SQLite file is made."""
+    with use_prefect_server(stack.settings), get_client(sync_client=True) as client:
+        created = client.create_flow_run(pg_probe, name=f"pg-{uuid.uuid4().hex[:8]}")
+        assert client.read_flow_run(created.id).name == created.name
+    password = stack.settings.secrets.read(StackSecret.POSTGRES_PASSWORD)
+
+    async def stored_name() -> object:
+        connection = await asyncpg.connect(
+            host="127.0.0.1", port=stack.settings.prefect.database_port, user="prefect",
+            password=password, database="prefect", timeout=5)
+        try:
+            return await connection.fetchval("SELECT name FROM flow_run WHERE id = $1", created.id)
+        finally:
+            await connection.close()
+
+    assert asyncio.run(stored_name()) == created.name
+    assert not (stack.state / "prefect" / "prefect.db").exists()

@@ -30,6 +30,8 @@ def prefect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Set
     patch = pytest.MonkeyPatch()
     patch.setenv("DROIDRETRIEVER_STATE_DIR", str(tmp_path_factory.mktemp("state")))
     patch.setenv("DROIDRETRIEVER_PREFECT__API_URL", f"http://127.0.0.1:{free_port()}/api")
+    # The small-laptop setting: the server's HTTP surface is the same on either database.
+    patch.setenv("DROIDRETRIEVER_PREFECT__DATABASE", "sqlite")
     try:
         settings = ensure_stack_secrets(load_settings())
     finally:
@@ -57,4 +59,5 @@ def test_only_the_health_check_and_the_ui_answer_without_the_auth_string(
         assert httpx.get(root + path, auth=(user, password), timeout=10).status_code == 200, path
     stranger = httpx.post(f"{root}/api/flow_runs/filter", json={}, timeout=10)
     assert stranger.status_code == 401
+    assert (settings.state_dir / "prefect" / "prefect.db").is_file()  # prefect.database = sqlite
 

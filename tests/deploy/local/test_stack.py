@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from deploy.errors import ServiceStartError
 from deploy.local import PidFile, ProcessRecord, RedisService, ensure_stack_secrets
-from deploy.local.processes import is_running, read_start_ticks
+from deploy.local.processes import is_port_free, is_running, read_start_ticks
 from droidretriever.config import RedisSettings, load_settings
 from droidretriever.testing import free_port, free_port_block
 
@@ -30,12 +31,15 @@ CLI = str(Path(sys.executable).parent / "droidretriever")
 def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        # The code under test, when it is not the installed copy (a worktree's).
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         "HOME": str(tmp_path),
         "COLUMNS": "200",  # keep rich from wrapping the lines we assert on
         "DROIDRETRIEVER_STATE_DIR": str(tmp_path / "state"),
         "DROIDRETRIEVER_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0",
         "DROIDRETRIEVER_S3__ENDPOINT": f"http://127.0.0.1:{free_port()}",
         "DROIDRETRIEVER_PREFECT__API_URL": f"http://127.0.0.1:{free_port()}/api",
+        "DROIDRETRIEVER_PREFECT__DATABASE_PORT": str(free_port()),
         "DROIDRETRIEVER_STACK__WEED_BASE_PORT": str(free_port_block(7)),
         "DROIDRETRIEVER_SIM__ADB_PORT": str(free_port()),
         "DROIDRETRIEVER_PERCEPTION__OCR_SERVICE_URL": f"http://127.0.0.1:{free_port()}",
@@ -69,12 +73,12 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     first = _cli(stack_env, "up", "--no-farm")
     assert first.returncode == 0, first.stderr
-    assert first.stdout.count("healthy") == 6
+    assert first.stdout.count("healthy") == 7
     assert "no subscriptions yet" in first.stdout  # the service that runs the schedules
     assert "serving the dashboard's runs" in first.stdout  # the runner
     assert "device farm: not running" in first.stdout
     pids = sorted(p.read_text() for p in (state / "run").glob("*.pid"))
-    assert len(pids) == 6
+    assert len(pids) == 7
     # The dashboard: a one-time login link, never the token; `api token` prints the token.
     api_port = stack_env["DROIDRETRIEVER_API__PORT"]
     link = next(line.removeprefix("dashboard: ") for line in first.stdout.splitlines()
@@ -104,9 +108,9 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
 
     status = _cli(stack_env, "status")
     assert status.returncode == 0, status.stderr
-    for name in ("redis", "s3", "prefect", "subscriptions", "runner", "api"):
+    for name in ("redis", "s3", "postgres", "prefect", "subscriptions", "runner", "api"):
         assert name in status.stdout
-    assert status.stdout.count("healthy") == 7  # six services and the farm's workers
+    assert status.stdout.count("healthy") == 8  # seven services and the farm's workers
     assert "1/1 workers healthy" in status.stdout and "1 idle" in status.stdout
     assert "storage spool" in status.stdout
     assert (state / "logs" / "prefect.log").is_file()
@@ -116,11 +120,13 @@ def test_up_status_down(stack_env: dict[str, str]) -> None:
     assert "device farm: stopped 4 processes" in down.stdout
     assert down.stdout.index("device farm") < down.stdout.index("redis: stopped")
     assert "subscriptions: stopped" in down.stdout
+    assert "postgres: stopped" in down.stdout  # Prefect's database (after Prefect), its port free
+    assert is_port_free("127.0.0.1", int(stack_env["DROIDRETRIEVER_PREFECT__DATABASE_PORT"]))
     assert not list((state / "run").glob("*.pid"))
     assert not (state / "farm" / "farm.json").exists()
     after = _cli(stack_env, "status")
     assert after.returncode == 3  # unhealthy: scripts can tell
-    assert after.stdout.count("not started") == 6
+    assert after.stdout.count("not started") == 7
     assert "device farm: not running" in after.stdout
 
 
