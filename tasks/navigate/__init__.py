@@ -66,6 +66,8 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     run = SubTaskRun(copilot, request)
     subtask = request.subtask
     run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
+    if copilot.control is not None:  # the person's page labels this phone with the sub-task
+        copilot.control.announce(request.run_id, copilot.driver.serial, subtask.id)
     reflection: str | None = "\n".join(request.tips) or None
     end = TryEnd(SubTaskStatus.FAILED, "no try ran")
     attempts = copilot.budgets.retries
