@@ -65,9 +65,9 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     """Navigate ``request.subtask`` to its target page(s) and capture them; see the module doc."""
     run = SubTaskRun(copilot, request)
     subtask = request.subtask
-    run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
-    if copilot.control is not None:  # the person's page labels this phone with the sub-task
+    if copilot.control is not None:  # first: the page that hears of the start labels this phone
         copilot.control.announce(request.run_id, copilot.driver.serial, subtask.id)
+    run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
     reflection: str | None = "\n".join(request.tips) or None
     end = TryEnd(SubTaskStatus.FAILED, "no try ran")
     attempts = copilot.budgets.retries

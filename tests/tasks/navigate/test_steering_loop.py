@@ -78,7 +78,7 @@ def test_the_loop_acknowledges_and_a_pause_in_the_confirm_window_drops_the_actio
 
 
 def test_nobody_watching_means_no_confirm_window_and_the_loop_says_what_it_runs(rig: Rig) -> None:
-    rig.copilot.budgets = rig.copilot.budgets.model_copy(update={"confirm_window_s": 3.0})
+    assert rig.copilot.budgets.confirm_window_s > 0  # the preview is on by default
     run_id = new_id("run")
     channel = rig.copilot.control
     assert isinstance(channel, RedisControlChannel)
