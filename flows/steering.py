@@ -184,12 +184,17 @@ class Steering:
     def _with_work(self, state: SteeringState, manifest: RunManifest,
                    steered: Steered | None) -> SteeringState:
         """``state`` with each phone's app and sub-task, and the status a person should see."""
-        announced = self._channel.announced(state.run_id, state.phones)
+        loops = state.phones
         doing = None
         if steered is not None:
             doing = (steered.serial, PhoneDoing.TAKEN_OVER if steered.mode is SteerMode.TAKEOVER
                      else PhoneDoing.PAUSED)
-        work = describe_phones(manifest, state.phones, announced, state.waiting, doing)
+            if steered.source is SteerSource.LOOP and steered.serial not in loops:
+                # Still the run's (its lease says so) though its record reads otherwise for a
+                # moment (a late heartbeat shows a phone offline): a person steers it, so list it.
+                loops = (*loops, steered.serial)
+        announced = self._channel.announced(state.run_id, loops)
+        work = describe_phones(manifest, loops, announced, state.waiting, doing)
         app_label = state.app_label or next(
             (w.app_label for w in work if w.serial == state.serial), "")
         return state.model_copy(update={"work": work, "app_label": app_label,
