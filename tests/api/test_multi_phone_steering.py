@@ -23,7 +23,8 @@ from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.api import ApiStack, read_events, wait_for_event
 from tests.support.farm import wait_until
 
-pytestmark = [pytest.mark.services, pytest.mark.slow]
+# A whole two-app run with 2 s confirm windows while watched, on a loaded host: more than 300 s.
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(900)]
 
 ARTIFACTS = Path(os.environ.get("DROIDRETRIEVER_ARTIFACTS", "artifacts")) / "multi_phone"
 TWO_APPS = "Is a Big Mac cheaper on Meituan or Ele.me?"

@@ -133,7 +133,7 @@ export function showRun(page, runId, params) {
     if (live.serial) {
       live.setLabel(h("strong", {}, shown && shown.app_label ? shown.app_label : "phone"),
         shown && shown.task ? h("span", { class: "muted" }, `· ${shown.task}`) : null,
-        h("span", { class: "serial muted" }, live.serial), entries.length > 1 && state.follow ? h("span", { class: "muted small" }, "(following the one acting)") : null);
+        h("span", { class: "serial muted" }, live.serial), entries.length > 1 ? h("span", { class: "muted small" }, `(${followWords(s)})`) : null);
     }
   }
 
@@ -142,6 +142,11 @@ export function showRun(page, runId, params) {
     const serial = phoneOfSubtask(sid);
     state.previews.delete(sid);
     if (!serial || serial === live.serial) live.showPreview(null);
+  }
+
+  function followWords(s) {
+    if (!state.follow) return "chosen";
+    return s && s.mode !== "auto" && s.serial === live.serial && s.actor === me ? "the phone you steer" : "following the one acting";
   }
 
   function showPhonePreview(serial) {
