@@ -329,7 +329,9 @@ class BudgetSettings(_Section):
     browsing_limit: int = Field(default=3, ge=1, le=20)
     swipes_per_capture: int = Field(default=4, ge=0, le=20)
     swipe_fraction: float = Field(default=0.67, gt=0.1, le=0.95)
-    confirm_window_s: float = Field(default=0.0, ge=0.0, le=10.0)
+    # Seconds a planned action waits for a person to stop it, only while a run page watches the
+    # run (tasks.navigate.steer.confirm_window_s): enough to read the preview and press cancel.
+    confirm_window_s: float = Field(default=3.0, ge=0.0, le=10.0)
     pause_timeout_s: float = Field(default=600.0, gt=0)
     grounding_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     # Model time (navigator + evaluator calls, failed ones included) one sub-task may spend;

@@ -25,6 +25,13 @@ only stop the run. Input to a phone (:meth:`Steering.check_input`) is allowed on
 acknowledged (``tasks.control``) or the sub-flow waits. A state whose loop has gone on,
 whose pause was answered elsewhere (CLI, Prefect UI) or timed out, reads as ``auto``.
 Every command is a ``control`` event on the run's stream, with who and when.
+
+A run may use several phones at once (one per app): the state lists each with its
+app and sub-task (``work``, :mod:`flows.run_phones`), and a command for one phone
+names it (``serial``); with several phones running and none named it is refused,
+saying which phones there are. One phone of a run is steered at a time.
+A person's page that shows the run calls :meth:`Steering.watch` as it polls: the
+confirm window before each planned action waits only while someone watches.
 """
 
 from __future__ import annotations
@@ -39,17 +46,21 @@ from pydantic import Field, ValidationError
 
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import Frozen, RunEvent, RunEventKind, RunStatus, utcnow
+from droidretriever.models import Frozen, RunEvent, RunEventKind, RunManifest, RunStatus, utcnow
 from flows.errors import RunNotPausedError, RunOrphanedError, SteeringConflict
 from flows.keys import steer_key, steer_lock_key, takeover_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from flows.prefect_states import mirror_phone_pause
+from flows.run_phones import PhoneDoing, PhoneWork, describe_phones, shown_status
 from flows.stop import request_stop
 from storage import ManifestStore
 from tasks.control import ControlCommand, ControlKind, RedisControlChannel
 from tasks.navigate import EventSink
 
 __all__ = [
+    "WATCH_TTL_S",
+    "PhoneDoing",
+    "PhoneWork",
     "Resumer",
     "SteerAction",
     "SteerMode",
@@ -63,6 +74,7 @@ __all__ = [
 SERIAL_PATTERN = r"^[A-Za-z0-9._:\-]{1,64}$"
 _FINISHED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.STOPPED})
 _STATE_TTL_S = 24 * 3600
+WATCH_TTL_S = 10  # a page polls every 2 s: a run is "watched" until 10 s after the last poll
 
 # resume_run's shape: (run_id, action, note, app) -> names of the sub-flows resumed.
 Resumer = Callable[[str, Literal["continue", "skip"], str, str | None], list[str]]
@@ -124,9 +136,12 @@ class SteeringState(Frozen):
     app_label: str = ""
     ready: bool = False  # the person may drive the phone now
     finished: bool = False
+    # The run's status as a person should see it: ``paused`` while any phone waits for a
+    # person or is steered by one (the manifest's own status never hears of a loop's pause).
     status: RunStatus = RunStatus.PENDING
     phones: tuple[str, ...] = ()  # phones running one of the run's sub-tasks now
     waiting: tuple[PauseEntry, ...] = ()  # the run's sub-flows waiting for a person
+    work: tuple[PhoneWork, ...] = ()  # every phone of the run now: its app, sub-task, what it does
 
 
 class Steering:
@@ -149,23 +164,46 @@ class Steering:
 
         Raises ``ManifestError`` for a run that does not exist.
         """
-        status = self._manifests.read(run_id).status
+        manifest = self._manifests.read(run_id)
         phones = self._loop_phones(run_id)
         waiting = tuple(self._pauses.for_run(run_id))
-        base = SteeringState(run_id=run_id, status=status, finished=status in _FINISHED,
-                             phones=phones, waiting=waiting)
+        base = SteeringState(run_id=run_id, status=manifest.status,
+                             finished=manifest.status in _FINISHED, phones=phones, waiting=waiting)
         steered = self._load(run_id)
-        if steered is None:
-            return base
-        held = self._still_steered(run_id, steered, waiting)
-        if held is None or base.finished:
+        held = self._still_steered(run_id, steered, waiting) if steered is not None else None
+        if steered is not None and (held is None or base.finished):
             self._clear(run_id, steered)
-            return base
+        if steered is None or held is None or base.finished:
+            return self._with_work(base, manifest, None)
         ready, subtask_id = held
-        return base.model_copy(update={
+        state = base.model_copy(update={
             "mode": steered.mode, "serial": steered.serial, "source": steered.source,
             "actor": steered.actor, "since": steered.since, "subtask_id": subtask_id,
             "app_label": steered.app_label, "ready": ready and steered.mode is SteerMode.TAKEOVER})
+        return self._with_work(state, manifest, steered)
+
+    def _with_work(self, state: SteeringState, manifest: RunManifest,
+                   steered: Steered | None) -> SteeringState:
+        """``state`` with each phone's app and sub-task, and the status a person should see."""
+        loops = state.phones
+        doing = None
+        if steered is not None:
+            doing = (steered.serial, PhoneDoing.TAKEN_OVER if steered.mode is SteerMode.TAKEOVER
+                     else PhoneDoing.PAUSED)
+            if steered.source is SteerSource.LOOP and steered.serial not in loops:
+                # Still the run's (its lease says so) though its record reads otherwise for a
+                # moment (a late heartbeat shows a phone offline): a person steers it, so list it.
+                loops = (*loops, steered.serial)
+        announced = self._channel.announced(state.run_id, loops)
+        work = describe_phones(manifest, loops, announced, state.waiting, doing)
+        app_label = state.app_label or next(
+            (w.app_label for w in work if w.serial == state.serial), "")
+        return state.model_copy(update={"work": work, "app_label": app_label,
+                                         "status": shown_status(manifest.status, work)})
+
+    def watch(self, run_id: str) -> None:
+        """A person's page shows the run now: planned actions wait the confirm window."""
+        self._channel.mark_watched(run_id, WATCH_TTL_S)
 
     def check_input(self, serial: str, actor: str) -> Steered:
         """How ``actor`` drives ``serial`` now (for each input: a few Redis reads, no more);
@@ -310,12 +348,15 @@ class Steering:
             f" ({request.note})" if request.note else "")
 
     def _save_screen(self, state: SteeringState, request: SteerRequest, actor: str) -> str:
-        if state.mode is not SteerMode.AUTO and state.source is SteerSource.PAUSE:
-            raise SteeringConflict(
-                f"no copilot runs on {state.serial} while its sub-flow waits for you",
-                hint="continue first; the copilot captures the page it ends on")
-        serial = state.serial if state.mode is not SteerMode.AUTO else None
-        serial = serial or self._pick_loop_phone(state, request.serial)
+        steered = state.serial if state.mode is not SteerMode.AUTO else None
+        if steered is not None and request.serial in (None, steered):
+            if state.source is SteerSource.PAUSE:
+                raise SteeringConflict(
+                    f"no copilot runs on {steered} while its sub-flow waits for you",
+                    hint="continue first; the copilot captures the page it ends on")
+            serial = steered
+        else:
+            serial = self._pick_loop_phone(state, request.serial)
         self._send(state.run_id, serial, ControlKind.SAVE_SCREEN, actor, request.note)
         return f"asked to save the screen of {serial}"
 

@@ -15,10 +15,17 @@ The loop answers with an acknowledgement per phone
 take over), drives again (resume), or stopped. Whoever lets a person drive the
 phone (the API's takeover) waits for that answer first, so a person's taps
 never race the copilot's.
+
+Two small marks help the person's page: the loop says which sub-task it runs on
+its phone (``announce``), so the page labels each phone with its app; and the
+run's page, while open, marks the run as watched (``mark_watched``): the
+confirm window before each action waits only while a person watches, so a run
+nobody looks at (the CLI, a subscription, a benchmark) is not slowed by it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol
 
@@ -27,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from droidretriever.models import utcnow
 from tasks.errors import ControlChannelError
-from tasks.keys import control_ack_key, control_key
+from tasks.keys import control_ack_key, control_key, loop_subtask_key, watched_key
 
 __all__ = [
     "ControlAck",
@@ -95,6 +102,14 @@ class ControlChannel(Protocol):
         """Say what the loop on ``serial`` now does about the person's commands."""
         ...
 
+    def announce(self, run_id: str, serial: str, subtask_id: str) -> None:
+        """Say that the run's loop on ``serial`` now runs ``subtask_id``."""
+        ...
+
+    def watched(self, run_id: str) -> bool:
+        """Whether a person has the run's page open now."""
+        ...
+
 
 class RedisControlChannel:
     """The control channel on a Redis list per run."""
@@ -145,6 +160,39 @@ class RedisControlChannel:
                              ex=self._ttl_s)
         except redis.RedisError as exc:
             raise ControlChannelError(f"cannot acknowledge {ack.kind} of run {run_id}: {exc}") from exc
+
+    def announce(self, run_id: str, serial: str, subtask_id: str) -> None:
+        """Record which sub-task the run's loop on ``serial`` runs (kept a day)."""
+        try:
+            self._client.set(loop_subtask_key(run_id, serial), subtask_id, ex=self._ttl_s)
+        except redis.RedisError as exc:
+            raise ControlChannelError(f"cannot record the sub-task of run {run_id} on {serial}: "
+                                      f"{exc}") from exc
+
+    def announced(self, run_id: str, serials: Sequence[str]) -> dict[str, str]:
+        """serial -> the sub-task the run's loop on it said it runs (one round trip)."""
+        if not serials:
+            return {}
+        try:
+            found = self._client.mget([loop_subtask_key(run_id, s) for s in serials])
+        except redis.RedisError as exc:
+            raise ControlChannelError(f"cannot read which sub-task of run {run_id} runs where: "
+                                      f"{exc}") from exc
+        return {s: v.decode() for s, v in zip(serials, found, strict=True) if v is not None}
+
+    def mark_watched(self, run_id: str, ttl_s: int) -> None:
+        """Note that a person has the run's page open, for ``ttl_s`` seconds."""
+        try:
+            self._client.set(watched_key(run_id), b"1", ex=ttl_s)
+        except redis.RedisError as exc:
+            raise ControlChannelError(f"cannot mark run {run_id} as watched: {exc}") from exc
+
+    def watched(self, run_id: str) -> bool:
+        """Whether a page marked the run as watched within its TTL."""
+        try:
+            return bool(self._client.exists(watched_key(run_id)))
+        except redis.RedisError as exc:
+            raise ControlChannelError(f"cannot read whether run {run_id} is watched: {exc}") from exc
 
     def read_ack(self, run_id: str, serial: str) -> ControlAck | None:
         """The last acknowledgement of the run's loop on ``serial``, if any."""

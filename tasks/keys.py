@@ -3,6 +3,8 @@
     runs:<run_id>:control                 LIST  a person's commands to any loop of the run (tasks.control)
     runs:<run_id>:control:<serial>        LIST  commands to the run's loop on one phone
     runs:<run_id>:control:<serial>:ack    STR   what that loop is doing about them (ControlAck JSON)
+    runs:<run_id>:control:<serial>:subtask STR  the sub-task the run's loop on that phone runs
+    runs:<run_id>:watched                 STR   a person has the run's page open (short TTL)
     runs:<run_id>:takeover:<subtask_id>   STR   counter of the screens a person visited (tasks.takeover)
     runs:<run_id>:model_s                 STR   model seconds the run's roles spent (tasks.model_clock)
     farm:synthetic:<run_id>:<subtask_id>  HASH  step -> serial of a synthetic sub-task (tasks.worker.farm_tasks)
@@ -17,10 +19,12 @@ from __future__ import annotations
 __all__ = [
     "control_ack_key",
     "control_key",
+    "loop_subtask_key",
     "model_seconds_key",
     "synthetic_completions_key",
     "synthetic_steps_key",
     "takeover_steps_key",
+    "watched_key",
 ]
 
 
@@ -32,6 +36,16 @@ def control_key(run_id: str, serial: str | None = None) -> str:
 def control_ack_key(run_id: str, serial: str) -> str:
     """Where the run's loop on ``serial`` says what it is doing about a person's commands."""
     return f"runs:{run_id}:control:{serial}:ack"
+
+
+def loop_subtask_key(run_id: str, serial: str) -> str:
+    """Where the run's loop on ``serial`` says which sub-task it runs (the dashboard labels phones)."""
+    return f"runs:{run_id}:control:{serial}:subtask"
+
+
+def watched_key(run_id: str) -> str:
+    """Present while a person has the run's page open: only then does the confirm window wait."""
+    return f"runs:{run_id}:watched"
 
 
 def synthetic_steps_key(run_id: str, subtask_id: str) -> str:

@@ -65,6 +65,8 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     """Navigate ``request.subtask`` to its target page(s) and capture them; see the module doc."""
     run = SubTaskRun(copilot, request)
     subtask = request.subtask
+    if copilot.control is not None:  # first: the page that hears of the start labels this phone
+        copilot.control.announce(request.run_id, copilot.driver.serial, subtask.id)
     run.publish(RunEventKind.SUBTASK_STARTED, f"{subtask.app_label}: {subtask.goal}")
     reflection: str | None = "\n".join(request.tips) or None
     end = TryEnd(SubTaskStatus.FAILED, "no try ran")

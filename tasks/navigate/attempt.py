@@ -54,7 +54,7 @@ from inference.rules.risk import quote_label
 from storage import RunKeys
 from tasks.navigate.act import digest_elements, execute_action, preview_for
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
-from tasks.navigate.steer import obey, poll_command, wait_confirm_window
+from tasks.navigate.steer import confirm_window_s, obey, poll_command, wait_confirm_window
 from tasks.navigate.targets import TargetPages, opens_result, search_took_effect
 
 __all__ = ["EXPLORATION_MAP", "MAP_ROUTE_LOG", "NavigationTry"]
@@ -282,14 +282,15 @@ class NavigationTry:
     def _act(self, look: _Look, decision: Decision, base: StepRecord, decide_ms: float) -> TryEnd | None:
         """Preview the action, wait out the confirm window, carry it out and record the step."""
         screen = look.screen
-        preview = preview_for(look.step_no, decision, screen, self.copilot.budgets.confirm_window_s)
+        window_s = confirm_window_s(self.copilot, self.run)
+        preview = preview_for(look.step_no, decision, screen, window_s)
         pair = (screen.fingerprint, preview.instruction)
         self.pairs[pair] += 1
         if self.pairs[pair] > self.copilot.max_repeats:
             return TryEnd(None, f"{preview.instruction!r} repeated {self.copilot.max_repeats} times "
                                 "on the same screen without progress")
         self.run.publish(RunEventKind.PREVIEW, preview.instruction, preview=preview)
-        window = wait_confirm_window(self)
+        window = wait_confirm_window(self, window_s)
         if isinstance(window, TryEnd):
             return window
         if window == "drop":

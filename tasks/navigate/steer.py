@@ -21,7 +21,7 @@ from tasks.navigate.copilot import Copilot
 from tasks.navigate.run import SubTaskRun, TryEnd, to_observation
 from tasks.navigate.targets import TargetPages
 
-__all__ = ["SteeredTry", "obey", "poll_command", "wait_confirm_window"]
+__all__ = ["SteeredTry", "confirm_window_s", "obey", "poll_command", "wait_confirm_window"]
 
 _WAITING_WORDS = {ControlKind.PAUSE: "paused by a person", ControlKind.TAKE_OVER: "taken over by a person"}
 
@@ -81,8 +81,21 @@ def obey(trial: SteeredTry, command: ControlCommand, observation: DeviceObservat
                   f"paused, and nobody resumed within {copilot.budgets.pause_timeout_s:.0f} s")
 
 
-def wait_confirm_window(trial: SteeredTry) -> TryEnd | Literal["go", "drop"]:
-    """The confirm window before an action (0 s on farm runs): a command in it runs first.
+def confirm_window_s(copilot: Copilot, run: SubTaskRun) -> float:
+    """How long the next planned action waits for a person to stop it.
+
+    ``budgets.confirm_window_s`` while a person has the run's page open, else 0: a run
+    nobody watches (the CLI, a subscription, a benchmark) is never slowed by the window,
+    and nobody could stop it anyway.
+    """
+    window = copilot.budgets.confirm_window_s
+    if window <= 0 or copilot.control is None:
+        return 0.0
+    return window if copilot.control.watched(run.request.run_id) else 0.0
+
+
+def wait_confirm_window(trial: SteeredTry, window_s: float) -> TryEnd | Literal["go", "drop"]:
+    """The confirm window before an action (:func:`confirm_window_s`): a command in it runs first.
 
     ``go``: carry out the planned action. ``drop``: a person paused or took over
     in the window and has given the phone back; the screen may have changed, so
@@ -90,13 +103,9 @@ def wait_confirm_window(trial: SteeredTry) -> TryEnd | Literal["go", "drop"]:
     when the command ended the try (stop).
     """
     copilot = trial.copilot
-    window = copilot.budgets.confirm_window_s
-    if window <= 0:
+    if window_s <= 0 or copilot.control is None:
         return "go"
-    if copilot.control is None:
-        time.sleep(window)
-        return "go"
-    command = copilot.control.wait(trial.run.request.run_id, window, copilot.driver.serial)
+    command = copilot.control.wait(trial.run.request.run_id, window_s, copilot.driver.serial)
     if command is None:
         return "go"
     end = obey(trial, command, copilot.driver.observe())

@@ -1,8 +1,9 @@
 """Steering a running copilot through the API: pause at a planned action, take the phone over,
 save the screen, go back to auto, and the run still ends with its report.
 
-"Which permissions does Meituan have?" runs on a virtual phone with a one-second confirm window
-(tests/api/conftest.py), so a person has time to stop the first planned action.
+"Which permissions does Meituan have?" runs on a virtual phone with a two-second confirm window
+(tests/api/conftest.py) while a person watches the run (as its open page does), so they have
+time to stop the first planned action.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.api import ApiStack, read_events, wait_for_event
+from tests.support.api import ApiStack, read_events, wait_for_event, watching
 from tests.support.farm import wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -23,8 +24,10 @@ def test_pause_take_over_save_the_screen_and_back_to_auto(api_stack: ApiStack) -
         run_id = person.post("/runs", json={"text": "Which permissions does Meituan have?"}
                              ).json()["run_id"]
         control = f"/runs/{run_id}/control"
-        wait_for_event(program, run_id, "preview", 120)
-        paused = person.post(control, json={"action": "pause", "note": "let me look"})
+        with watching(api_stack, run_id):
+            preview = wait_for_event(program, run_id, "preview", 120)
+            paused = person.post(control, json={"action": "pause", "note": "let me look"})
+        assert preview["preview"]["window_s"] > 0  # watched: the action waits for the person
         assert paused.status_code == 200, paused.text
         assert paused.json()["mode"] == "paused"
         serial = paused.json()["serial"]

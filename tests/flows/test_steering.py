@@ -17,11 +17,13 @@ import redis
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from droidretriever.config import FarmSettings
-from droidretriever.models import Query, RunEventKind, RunManifest, RunStatus, new_id
+from droidretriever.models import Plan, Query, RunEventKind, RunManifest, RunStatus, SubTask, new_id
 from flows.errors import RunNotPausedError, SteeringConflict
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from flows.steering import (
+    WATCH_TTL_S,
+    PhoneDoing,
     SteerAction,
     Steering,
     SteeringState,
@@ -209,3 +211,63 @@ def test_with_two_phones_a_command_must_say_which(rig: Rig) -> None:
         _do(rig, SteerAction.PAUSE, serial="elsewhere")
     assert _do(rig, SteerAction.PAUSE, serial=HELD).serial == HELD
     assert rig.sent(HELD) == [ControlKind.PAUSE] and rig.sent(LOOP) == []
+
+
+def _plan_two_apps(rig: Rig) -> None:
+    plan = Plan(query=Query(text="q"), decomposer="rules", subtasks=(
+        SubTask(id="app-1", app_label="Meituan", package="com.sankuai.meituan",
+                goal="Find the price\nof the item", search_term="Big Mac"),
+        SubTask(id="mail-1", app_label="Gmail", package="com.google.android.gm",
+                goal="Read the latest email\nin the inbox")))
+    rig.manifests.update(rig.run_id, lambda m: m.model_copy(update={"plan": plan}))
+
+
+def test_each_phone_of_the_run_is_listed_with_its_app_and_subtask(rig: Rig) -> None:
+    _plan_two_apps(rig)
+    rig.registry.set_state(HELD, DeviceState.LEASED)
+    unnamed = rig.steering.state(rig.run_id).work
+    assert [(w.serial, w.doing, w.app_label) for w in unnamed] == [
+        (HELD, PhoneDoing.ACTING, ""), (LOOP, PhoneDoing.ACTING, "")]  # the loops said nothing yet
+    rig.channel.announce(rig.run_id, LOOP, "app-1")
+    rig.channel.announce(rig.run_id, HELD, "mail-1")
+    state = rig.steering.state(rig.run_id)
+    assert state.status is RunStatus.RUNNING
+    assert [(w.serial, w.app_label, w.package, w.task) for w in state.work] == [
+        (HELD, "Gmail", "com.google.android.gm", "Read the latest email"),
+        (LOOP, "Meituan", "com.sankuai.meituan", "Big Mac")]
+    paused = _do(rig, SteerAction.PAUSE, serial=HELD)  # the second phone, by name
+    assert rig.sent(HELD) == [ControlKind.PAUSE] and rig.sent(LOOP) == []
+    assert paused.app_label == "Gmail" and paused.status is RunStatus.PAUSED
+    assert {w.serial: w.doing for w in paused.work} == {HELD: PhoneDoing.PAUSED,
+                                                         LOOP: PhoneDoing.ACTING}
+    saved = _do(rig, SteerAction.SAVE_SCREEN, serial=LOOP)  # the other phone, still in auto
+    assert rig.sent(LOOP) == [ControlKind.SAVE_SCREEN] and saved.serial == HELD
+    _do(rig, SteerAction.SAVE_SCREEN)  # none named: the steered phone
+    assert rig.sent(HELD) == [ControlKind.SAVE_SCREEN]
+
+
+def test_the_status_a_person_sees_is_paused_while_anything_waits_for_them(rig: Rig) -> None:
+    assert rig.steering.state(rig.run_id).status is RunStatus.RUNNING
+    _do(rig, SteerAction.PAUSE, serial=LOOP)  # a person's pause: the manifest never hears of it
+    assert rig.manifests.read(rig.run_id).status is RunStatus.RUNNING
+    assert rig.steering.state(rig.run_id).status is RunStatus.PAUSED
+    _do(rig, SteerAction.RESUME)
+    assert rig.steering.state(rig.run_id).status is RunStatus.RUNNING
+    entry = rig.wait_in_a_paused_subflow()  # a sub-flow waits on the other phone
+    waiting = rig.steering.state(rig.run_id)
+    assert waiting.status is RunStatus.PAUSED
+    assert [(w.serial, w.doing, w.app_label) for w in waiting.work if w.serial == HELD] == [
+        (HELD, PhoneDoing.WAITING, "Gmail")]
+    # The pause was answered, the manifest still says paused (another sub-flow wrote last).
+    PauseQueue(rig.client).close(entry.flow_run_id, "continue")
+    rig.manifests.update(rig.run_id, lambda m: m.model_copy(update={"status": RunStatus.PAUSED}))
+    assert rig.steering.state(rig.run_id).status is RunStatus.RUNNING  # nothing waits any more
+    rig.manifests.update(rig.run_id, lambda m: m.model_copy(update={"status": RunStatus.STOPPED}))
+    assert rig.steering.state(rig.run_id).status is RunStatus.STOPPED
+
+
+def test_a_watching_page_marks_the_run_for_a_short_while(rig: Rig) -> None:
+    assert not rig.channel.watched(rig.run_id)
+    rig.steering.watch(rig.run_id)
+    assert rig.channel.watched(rig.run_id)
+    assert 0 < rig.client.ttl(f"runs:{rig.run_id}:watched") <= WATCH_TTL_S

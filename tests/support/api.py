@@ -100,6 +100,29 @@ def start_runner(state_dir: Path, env: dict[str, str]) -> ProcessRecord:
     return record
 
 
+@contextmanager
+def watching(stack: ApiStack, run_id: str) -> Iterator[None]:
+    """Poll the run's steering state as its open page does (``watching=true``, every 2 s), so
+    its planned actions wait the confirm window, as when a person watches."""
+    import threading
+
+    stop = threading.Event()
+
+    def poll() -> None:
+        with stack.client() as client:
+            while not stop.is_set():
+                client.get(f"/runs/{run_id}/control", params={"watching": "true"})
+                stop.wait(2.0)
+
+    thread = threading.Thread(target=poll, daemon=True, name=f"watch-{run_id}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(10)
+
+
 def wait_for_event(client: httpx.Client, run_id: str, kind: str, timeout_s: float,
                    after: int = 0) -> dict[str, Any]:
     """The first event of ``kind`` after seq ``after``, read from the run's SSE stream."""

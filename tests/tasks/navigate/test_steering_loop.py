@@ -2,7 +2,8 @@
 
 A run steered on one phone must not stop the loop on another; the loop says when it waits
 (so a person's taps never race its own) and when it drives again; a pause inside the confirm
-window drops the planned action instead of ending the try.
+window drops the planned action instead of ending the try. The window waits only while a
+person has the run's page open; the loop says which sub-task it runs on its phone.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def test_the_loop_acknowledges_and_a_pause_in_the_confirm_window_drops_the_actio
     serial = rig.copilot.driver.serial
     reader = RunEventReader(rig.redis)
     acks: list[str] = []
+    channel.mark_watched(run_id, 120)  # a person has the run's page open
 
     def person() -> None:
         _wait_for(reader, run_id, RunEventKind.PREVIEW, 60)  # an action is announced: stop it
@@ -73,3 +75,17 @@ def test_the_loop_acknowledges_and_a_pause_in_the_confirm_window_drops_the_actio
     assert previews[0].preview is not None and previews[0].preview.window_s == 1.0
     assert [e.message for e in events if e.kind is RunEventKind.NEEDS_USER] == ["paused by a person"]
     assert sum(s.intervention for s in result.trace.steps) == 1  # the step after the pause
+
+
+def test_nobody_watching_means_no_confirm_window_and_the_loop_says_what_it_runs(rig: Rig) -> None:
+    assert rig.copilot.budgets.confirm_window_s > 0  # the preview is on by default
+    run_id = new_id("run")
+    channel = rig.copilot.control
+    assert isinstance(channel, RedisControlChannel)
+    serial = rig.copilot.driver.serial
+    result = navigate_subtask(rig.copilot, NavigateRequest(run_id=run_id, subtask=BIG_MAC))
+    assert result.status.value == "completed", result.reason
+    previews = [e.preview for e in RunEventReader(rig.redis).read_after(run_id)
+                if e.kind is RunEventKind.PREVIEW and e.preview is not None]
+    assert previews and all(p.window_s == 0.0 for p in previews)  # nobody could have stopped them
+    assert channel.announced(run_id, [serial, "some-other-phone"]) == {serial: BIG_MAC.id}

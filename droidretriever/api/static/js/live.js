@@ -1,5 +1,6 @@
-// A phone's live screen: frames over a WebSocket drawn on a canvas, the planned action's box
-// over it, and, in takeover, clicks that tap, drags that swipe, a press that long-presses.
+// A phone's live screen: frames over a WebSocket drawn on a canvas, labelled with the phone's app,
+// the planned action's box over it with a countdown banner placed where it never covers the box,
+// and, in takeover, clicks that tap, drags that swipe, a press that long-presses.
 import { api } from "./api.js";
 import { h, showError, toast } from "./ui.js";
 
@@ -13,8 +14,9 @@ export class LiveScreen {
     this.finger = h("div", { class: "fingertip", hidden: true });
     this.banner = h("div", { class: "screen-banner", hidden: true });
     this.stats = h("div", { class: "live-stats muted", id: "live-stats" }, "no phone");
+    this.label = h("div", { class: "screen-label", id: "live-phone" });
     this.frame = h("div", { class: "screen-frame" }, this.canvas, this.box, this.finger, this.banner);
-    this.node = h("div", { class: "live" }, this.frame, this.stats);
+    this.node = h("div", { class: "live" }, this.label, this.frame, this.stats);
     this.serial = null;
     this.size = { width: 1080, height: 2340 };
     this.metrics = { frames: [], taps: [], posts: [], lastFrame: null };
@@ -40,6 +42,11 @@ export class LiveScreen {
     };
     this.socket = socket;
     this.stats.textContent = `${serial}: connecting…`;
+  }
+
+  // What the person sees above the screen: which phone, with its app and sub-task.
+  setLabel(...parts) {
+    this.label.replaceChildren(...parts.flat().filter((p) => p !== null && p !== undefined && p !== false));
   }
 
   disconnect() {
@@ -97,7 +104,8 @@ export class LiveScreen {
     this.stats.textContent = `${this.serial} · ${this.fps(now).toFixed(1)} frames/s${last}`;
   }
 
-  // The next planned action: its element's box and the instruction, with the confirm window.
+  // The next planned action: its element's box and the instruction, with the confirm window's
+  // countdown and a cancel button while it runs.
   showPreview(preview, onCancel) {
     clearInterval(this._countdown);
     if (!preview) { this.box.hidden = true; this.banner.hidden = true; return; }
@@ -113,10 +121,11 @@ export class LiveScreen {
     }
     const until = performance.now() + preview.window_s * 1000;
     const text = h("span", { class: "instruction" }, `next: ${preview.instruction}`);
-    const timer = h("span", { class: "countdown" });
-    const cancel = preview.window_s > 0 ? h("button", { class: "danger small", id: "cancel-action", onclick: onCancel }, "cancel") : null;
+    const timer = h("span", { class: "countdown", id: "preview-countdown" });
+    const cancel = preview.window_s > 0 ? h("button", { class: "danger small", id: "cancel-action", type: "button", onclick: onCancel }, "Cancel") : null;
     this.banner.replaceChildren(text, timer, cancel || "");
     this.banner.hidden = false;
+    this._placeBanner(preview.box);
     const tick = () => {
       const left = Math.max(0, (until - performance.now()) / 1000);
       timer.textContent = preview.window_s > 0 ? ` in ${left.toFixed(1)} s` : "";
@@ -124,6 +133,22 @@ export class LiveScreen {
     };
     tick();
     this._countdown = setInterval(tick, 100);
+  }
+
+  // The banner goes where it does not cover the target: the top of the screen when the target is
+  // lower down, the bottom when it is higher up, under the screen when the target spans both.
+  _placeBanner(box) {
+    const margin = 8;
+    this.frame.append(this.banner);
+    this.banner.classList.remove("top", "bottom", "outside");
+    if (!box) { this.banner.classList.add("bottom"); return; }
+    const height = this.frame.clientHeight;
+    const needed = this.banner.offsetHeight + 2 * margin;
+    const boxTop = (box.top / this.size.height) * height;
+    const boxBottom = (box.bottom / this.size.height) * height;
+    if (boxTop >= needed && boxTop >= height - boxBottom) this.banner.classList.add("top");
+    else if (height - boxBottom >= needed) this.banner.classList.add("bottom");
+    else { this.banner.classList.add("outside"); this.frame.after(this.banner); }
   }
 
   setTakeover(on) {

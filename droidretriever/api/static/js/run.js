@@ -1,6 +1,7 @@
-// One run: plan and checklist, exploration map, live screen with the next action and takeover,
-// the intervention buttons, the pause banner, the event log, the app map each app's navigation
-// followed (where one did) and, at the end, the cited report.
+// One run: plan and checklist, exploration map, every phone of the run (each with its app and
+// sub-task; the person picks one or follows the one acting), the chosen phone's live screen with
+// the next action and takeover, the intervention buttons (for that phone), the pause banner, the
+// event log, the app map each app's navigation followed (where one did) and the cited report.
 import { settled } from "./alerts.js";
 import { api, follow } from "./api.js";
 import { LiveScreen } from "./live.js";
@@ -11,14 +12,18 @@ import { clear, clock, h, icon, pill, showError, toast } from "./ui.js";
 
 let me = null; // this browser's actor name ("browser 3f2a")
 const FINISHED = new Set(["completed", "failed", "stopped"]);
+const STICK_MS = 4000; // following the one acting: stay on a phone that acted this recently
+const DOING = { acting: "acting", paused: "paused", taken_over: "taken over", waiting: "needs you", done: "done" };
 
 export function showRun(page, runId, params) {
   const live = new LiveScreen();
   const map = new ExplorationMap(runId, () => live.size);
   const appMaps = new RunMapPanel();
-  const state = { detail: null, steering: null, subtasks: new Map(), finished: false, lastPreview: null, act: null };
+  const state = { detail: null, steering: null, subtasks: new Map(), finished: false, lastPreview: null, act: null,
+    follow: true, chosen: null, phones: new Map(), acted: new Map(), previews: new Map() };
   const shown = []; // {seq, at, shownAt}: when each event reached the page (benchmarks read it)
   window.droidretriever = { live, run: { id: runId, shown, state } };
+  live.setLabel(h("span", { class: "muted" }, "no phone yet"));
 
   const title = h("h1", { id: "run-question" }, "…");
   const status = h("span", { id: "run-status" });
@@ -31,7 +36,7 @@ export function showRun(page, runId, params) {
   const banner = h("div", { class: "pause-banner", id: "pause-banner", hidden: true });
   const lost = new PhoneLossNotice(); // a phone of the run died: what happened, where it went on
   const controls = h("div", { class: "controls", id: "controls" });
-  const phoneTabs = h("div", { class: "phone-tabs" });
+  const phoneList = h("div", { class: "run-phones", id: "run-phones" });
   const typed = h("input", { id: "takeover-text", type: "text", autocomplete: "off", placeholder: "type into the focused field" });
   const takeoverPanel = h("form", { class: "takeover", id: "takeover", hidden: true, onsubmit: async (event) => {
     event.preventDefault();
@@ -54,7 +59,7 @@ export function showRun(page, runId, params) {
       h("section", { class: "card plan" }, h("h2", {}, "Plan"), planNote, actNote, checklist),
       h("section", { class: "card explore" }, h("h2", {}, "Exploration map"), map.node,
         h("details", { class: "events", open: false }, h("summary", {}, "Events"), log)),
-      h("section", { class: "card phone" }, h("h2", {}, "Phone"), phoneTabs, lost.node, banner, live.node, controls, takeoverPanel)),
+      h("section", { class: "card phone" }, h("h2", {}, "Phones"), phoneList, lost.node, banner, live.node, controls, takeoverPanel)),
     appMaps.node, report));
 
   async function command(action, extra = {}) {
@@ -72,66 +77,170 @@ export function showRun(page, runId, params) {
       onclick: () => command(action, extra) }, label);
   }
 
-  function chosenPhone(s) {
-    if (s.serial) return s.serial;
-    if (s.waiting.length) return s.waiting[0].serial;
-    if (s.phones.length) return s.phones[0];
-    return live.serial;
+  // Every phone of the run: the ones it uses now (steering state) and the ones it used (events).
+  function notePhones(s) {
+    for (const entry of state.phones.values()) if (entry.doing !== "done") entry.doing = "done";
+    for (const work of s.work || []) state.phones.set(work.serial, { ...work });
   }
 
-  function renderSteering() {
+  function notePhoneDone(result) {
+    if (!result || !result.device) return;
+    const known = state.subtasks.get(result.subtask_id);
+    const entry = state.phones.get(result.device);
+    if (entry && entry.subtask_id && entry.subtask_id !== result.subtask_id) return; // on to another one
+    state.phones.set(result.device, { serial: result.device, doing: "done", subtask_id: result.subtask_id,
+      app_label: known ? known.subtask.app_label : "", task: known ? known.subtask.search_term || known.subtask.goal.split("\n")[0] : "" });
+  }
+
+  function phoneOfSubtask(sid) {
+    for (const entry of state.phones.values()) if (entry.subtask_id === sid && entry.doing !== "done") return entry.serial;
+    return null;
+  }
+
+  function noteActing(sid) {
+    const serial = phoneOfSubtask(sid);
+    if (serial) state.acted.set(serial, Date.now());
+    return serial;
+  }
+
+  // The phone on the screen: the one chosen; else the one this person steers, else the one acting
+  // (staying a moment on a phone that just acted, so two busy phones do not flicker).
+  function shownPhone(s) {
+    const live_ = [...state.phones.values()].filter((p) => p.doing !== "done").map((p) => p.serial);
+    if (!state.follow && state.chosen) return state.chosen;
+    if (s && s.mode !== "auto" && s.serial && s.actor === me) return s.serial;
+    const now = Date.now();
+    if (live.serial && live_.includes(live.serial) && now - (state.acted.get(live.serial) || 0) < STICK_MS) return live.serial;
+    const recent = live_.filter((serial) => state.acted.has(serial)).sort((a, b) => state.acted.get(b) - state.acted.get(a));
+    if (recent.length) return recent[0];
+    if (s && s.waiting.length) return s.waiting[0].serial;
+    if (live.serial && live_.includes(live.serial)) return live.serial;
+    return live_[0] || live.serial || null;
+  }
+
+  function renderPhones() {
     const s = state.steering;
-    if (!s) return;
-    const mine = s.mode === "auto" || s.actor === me;
-    const phone = chosenPhone(s);
-    if (phone) live.connect(phone);
-    const phones = [...new Set([...s.phones, ...s.waiting.map((w) => w.serial), ...(s.serial ? [s.serial] : [])])];
-    clear(phoneTabs, phones.length > 1 ? phones.map((serial) => h("span", { class: `chip ${serial === live.serial ? "on" : ""}` }, serial)) : null);
-    const driving = s.mode === "takeover" && s.actor === me && s.ready;
-    live.setTakeover(driving);
-    takeoverPanel.hidden = !driving;
-    const waiting = s.waiting[0];
-    banner.hidden = !(waiting || s.mode !== "auto");
-    if (waiting && s.mode === "auto") {
-      clear(banner, h("strong", {}, `${waiting.app_label} needs you`), pill(waiting.category || "decision", "warn"),
-        h("div", {}, waiting.reason), h("div", { class: "row" },
-          button("Take over the phone", "take_over", { serial: waiting.serial }, "primary", "do-take-over"),
-          button("Continue", "answer", { answer: "continue", serial: waiting.serial }),
-          button("Skip this app", "answer", { answer: "skip", serial: waiting.serial })));
-    } else if (s.mode === "takeover") {
-      clear(banner, h("strong", {}, s.actor === me ? `You drive ${s.serial}` : `${s.actor} drives ${s.serial}`),
-        s.ready ? null : h("span", { class: "muted" }, " (waiting for the copilot to hand it over…)"),
-        s.source === "pause" ? h("div", { class: "muted" }, `${s.app_label} waits for a person; when you are done, continue.`) : null);
-    } else if (s.mode === "paused") {
-      clear(banner, h("strong", {}, `Paused on ${s.serial}`), h("span", { class: "muted" }, ` by ${s.actor}`));
+    const phone = shownPhone(s);
+    if (phone && phone !== live.serial) { live.showPreview(null); live.connect(phone); showPhonePreview(phone); }
+    const entries = [...state.phones.values()].sort((a, b) => a.serial.localeCompare(b.serial));
+    const follow = h("button", { type: "button", class: "ghost small follow", id: "follow-acting", "aria-pressed": String(state.follow),
+      onclick: () => { state.follow = true; state.chosen = null; renderSteering(); } }, state.follow ? "◉ following the one acting" : "○ follow the one acting");
+    clear(phoneList, entries.length > 1 ? follow : null, entries.map((p) =>
+      h("button", { type: "button", class: `run-phone ${p.serial === live.serial ? "on" : ""} ${p.doing}`,
+        dataset: { serial: p.serial, doing: p.doing }, "aria-pressed": String(p.serial === live.serial),
+        onclick: () => { state.follow = false; state.chosen = p.serial; renderSteering(); } },
+      h("strong", {}, p.app_label || "starting…"), pill(DOING[p.doing] || p.doing, p.doing),
+      h("span", { class: "task muted" }, p.task || ""), h("span", { class: "serial muted" }, p.serial))));
+    const shown = state.phones.get(live.serial);
+    if (live.serial) {
+      live.setLabel(h("strong", {}, shown && shown.app_label ? shown.app_label : "phone"),
+        shown && shown.task ? h("span", { class: "muted" }, `· ${shown.task}`) : null,
+        h("span", { class: "serial muted" }, live.serial), entries.length > 1 ? h("span", { class: "muted small" }, `(${followWords(s)})`) : null);
     }
-    banner.className = `pause-banner ${s.mode}`;
-    if (state.finished) { clear(controls); return; }
+  }
+
+  // Previews are kept per sub-task (its phone may be learnt a moment later) until its next step.
+  function previewDone(sid) {
+    const serial = phoneOfSubtask(sid);
+    state.previews.delete(sid);
+    if (!serial || serial === live.serial) live.showPreview(null);
+  }
+
+  function followWords(s) {
+    if (!state.follow) return "chosen";
+    return s && s.mode !== "auto" && s.serial === live.serial && s.actor === me ? "the phone you steer" : "following the one acting";
+  }
+
+  function showPhonePreview(serial) {
+    const phone = state.phones.get(serial);
+    const shown = phone && phone.doing !== "done" ? state.previews.get(phone.subtask_id) : null;
+    if (!shown || state.replaying) { live.showPreview(null); return; }
+    const left = shown.preview.window_s - (performance.now() - shown.at) / 1000;
+    live.showPreview({ ...shown.preview, window_s: Math.max(0, left) },
+      () => command("pause", { serial, note: "cancelled the planned action" }));
+  }
+
+  function renderStatus() {
+    if (state.finished) return;
+    const s = state.steering;
+    const value = s ? s.status : state.detail ? state.detail.manifest.status : "pending";
+    const waiting = s && value === "paused" && s.mode === "auto" && s.waiting.length;
+    clear(status, waiting ? pill("waiting for a person", "paused") : pill(runStatus(value)));
+  }
+
+  // The steering controls act on one phone: the one steered while a person steers, else the one shown.
+  function renderControls(s, target) {
+    const mine = s.mode === "auto" || s.actor === me;
+    const extra = { serial: target };
     const buttons = [];
     if (!mine) buttons.push(h("span", { class: "muted" }, `${s.actor} steers this run`));
-    else if (s.mode === "auto" && s.phones.length) {
-      buttons.push(button("❚❚ Pause", "pause"), button("Take over", "take_over", null, "ghost", "do-take-over"),
-        button("Save this screen", "save_screen"));
+    else if (s.mode === "auto" && s.phones.includes(target)) {
+      buttons.push(button("❚❚ Pause", "pause", extra), button("Take over", "take_over", extra, "ghost", "do-take-over"),
+        button("Save this screen", "save_screen", extra));
     } else if (s.mode === "paused") {
-      buttons.push(button("Take over", "take_over", null, "ghost", "do-take-over"), button("▶ Back to auto", "resume", null, "primary"),
-        button("Save this screen", "save_screen"));
+      buttons.push(button("Take over", "take_over", extra, "ghost", "do-take-over"), button("▶ Back to auto", "resume", extra, "primary"),
+        button("Save this screen", "save_screen", extra));
     } else if (s.mode === "takeover" && s.source === "loop") {
-      buttons.push(button("▶ Back to auto", "resume", null, "primary"), button("Save this screen", "save_screen"));
+      buttons.push(button("▶ Back to auto", "resume", extra, "primary"), button("Save this screen", "save_screen", extra));
     } else if (s.mode === "takeover") {
-      buttons.push(button("▶ Back to auto (continue)", "resume", null, "primary"), button("Skip this app", "answer", { answer: "skip" }));
+      buttons.push(button("▶ Back to auto (continue)", "resume", extra, "primary"), button("Skip this app", "answer", { answer: "skip", serial: target }));
     }
     buttons.push(h("button", { class: "danger small", id: "do-stop", type: "button",
       onclick: () => confirm("Stop the run and report with what was captured?") && command("stop") }, "■ Stop and report"));
     clear(controls, buttons);
   }
 
+  function renderBanner(s) {
+    const waiting = s.waiting.find((w) => w.serial === live.serial) || s.waiting[0];
+    const others = s.waiting.filter((w) => w !== waiting);
+    banner.hidden = !(waiting || s.mode !== "auto");
+    const app = (serial) => { const p = state.phones.get(serial); return p && p.app_label ? `${p.app_label} on ${serial}` : serial; };
+    if (waiting && s.mode === "auto") {
+      clear(banner, h("strong", {}, `${waiting.app_label} needs you`), pill(waiting.category || "decision", "warn"),
+        h("div", {}, waiting.reason, h("span", { class: "muted" }, ` (${waiting.serial})`)), h("div", { class: "row" },
+          button("Take over the phone", "take_over", { serial: waiting.serial }, "primary", "do-take-over"),
+          button("Continue", "answer", { answer: "continue", serial: waiting.serial }),
+          button("Skip this app", "answer", { answer: "skip", serial: waiting.serial })),
+        others.length ? h("div", { class: "muted small" }, `also waiting: ${others.map((w) => `${w.app_label} on ${w.serial}`).join(", ")}`) : null);
+    } else if (s.mode === "takeover") {
+      clear(banner, h("strong", {}, s.actor === me ? `You drive ${app(s.serial)}` : `${s.actor} drives ${app(s.serial)}`),
+        s.ready ? null : h("span", { class: "muted" }, " (waiting for the copilot to hand it over…)"),
+        s.source === "pause" ? h("div", { class: "muted" }, `${s.app_label} waits for a person; when you are done, continue.`) : null);
+    } else if (s.mode === "paused") {
+      clear(banner, h("strong", {}, `Paused on ${app(s.serial)}`), h("span", { class: "muted" }, ` by ${s.actor}`));
+    }
+    banner.className = `pause-banner ${s.mode}`;
+  }
+
+  function renderSteering() {
+    const s = state.steering;
+    if (!s) return;
+    notePhones(s);
+    renderPhones();
+    renderStatus();
+    const driving = s.mode === "takeover" && s.actor === me && s.ready && s.serial === live.serial;
+    live.setTakeover(driving);
+    takeoverPanel.hidden = !driving;
+    renderBanner(s);
+    if (state.finished) { clear(controls); return; }
+    renderControls(s, s.mode !== "auto" && s.serial ? s.serial : live.serial);
+  }
+
+  // One request at a time; a call while one is under way asks for one more after it.
+  let polling = null;
+  let again = false;
   async function refreshSteering() {
     if (state.finished) return;
+    if (polling) { again = true; return; }
+    polling = api.get(`/runs/${runId}/control?watching=true`);
     try {
-      state.steering = await api.get(`/runs/${runId}/control`);
+      state.steering = await polling;
       renderSteering();
     } catch (error) {
       if (error.status !== 404) console.warn(error);
+    } finally {
+      polling = null;
+      if (again) { again = false; refreshSteering(); }
     }
   }
 
@@ -139,7 +248,6 @@ export function showRun(page, runId, params) {
     const { manifest, prefect } = state.detail;
     title.textContent = manifest.query.text;
     if (manifest.plan) state.act = manifest.plan.act_request || null;
-    clear(status, pill(runStatus(manifest.status)));
     const q = manifest.query;
     if (q.heard) {
       heard.hidden = false;
@@ -150,6 +258,11 @@ export function showRun(page, runId, params) {
     clear(links, `run ${runId}`, prefect ? [" · ", h("a", { href: prefect, target: "_blank", rel: "noopener" }, "Prefect run")] : null);
     if (manifest.plan) setPlan(manifest.plan, manifest.subtasks);
     state.finished = FINISHED.has(manifest.status);
+    // The status pill: the manifest's once the run has finished, else what the steering state
+    // says now (paused while any phone waits for a person or is steered by one).
+    if (state.finished) clear(status, pill(runStatus(manifest.status)));
+    state.steering = state.detail.steering;
+    renderSteering();
   }
 
   // A run that answered a request to act ended without doing it: never shown as "completed".
@@ -224,7 +337,6 @@ export function showRun(page, runId, params) {
         break;
       case "subtask_started":
         setStatus(sid, "running");
-        if (!state.finished) clear(status, pill("running"));
         refreshSteering();
         break;
       case "step": {
@@ -232,13 +344,19 @@ export function showRun(page, runId, params) {
         if (entry && event.step.policy !== "user") entry.steps += 1;
         map.addStep(event);
         renderChecklist();
-        if (event.step.policy !== "user") live.showPreview(null);
+        if (event.step.policy !== "user") previewDone(sid);
+        if (!state.replaying) { noteActing(sid); renderPhones(); }
         break;
       }
       case "preview":
         map.addPreview(event);
         state.lastPreview = event.preview;
-        if (!state.replaying) live.showPreview(event.preview, () => command("pause", { note: "cancelled the planned action" }));
+        if (!state.replaying) {
+          state.previews.set(sid, { preview: event.preview, at: performance.now() });
+          const serial = noteActing(sid);
+          renderPhones();
+          if (serial === live.serial) showPhonePreview(serial);
+        }
         break;
       case "capture_saved":
         map.addCapture(event);
@@ -246,13 +364,11 @@ export function showRun(page, runId, params) {
         break;
       case "needs_user":
         if (sid) setStatus(sid, "needs_user", event.message);
-        if (!state.finished) clear(status, pill("paused"));
-        live.showPreview(null);
+        previewDone(sid);
         refreshSteering();
         break;
       case "resumed":
         if (sid) setStatus(sid, "running", "");
-        if (!state.finished) clear(status, pill("running"));
         refreshSteering();
         break;
       case "control":
@@ -261,6 +377,9 @@ export function showRun(page, runId, params) {
       case "subtask_finished":
         if (event.result) setStatus(sid, event.result.status, event.result.reason);
         map.finish(sid);
+        previewDone(sid);
+        notePhoneDone(event.result);
+        renderPhones();
         break;
       case "report_ready":
         showReport();
@@ -294,9 +413,9 @@ export function showRun(page, runId, params) {
       showError(error);
       return;
     }
+    const wanted = params.get("takeover");
+    if (wanted) { state.follow = false; state.chosen = wanted; }
     renderDetail();
-    state.steering = state.detail.steering;
-    renderSteering();
     if (state.detail.report) showReport();
     state.replaying = true;
     source = follow(`/runs/${runId}/events`, (event) => {
@@ -304,7 +423,7 @@ export function showRun(page, runId, params) {
       onEvent(event);
     }, { onEnd: () => { state.finished = true; } });
     timer = setInterval(refreshSteering, 2000);
-    const wanted = params.get("takeover");
+    refreshSteering(); // says at once that a person watches: planned actions wait the confirm window
     if (wanted && !state.finished) {
       const s = state.steering;
       if (!(s.mode === "takeover" && s.serial === wanted)) await command("take_over", { serial: wanted });
