@@ -194,7 +194,7 @@ class NavigationTry:
                 target = self.targets.is_target(evaluation, screen, self.history)
         if target:
             done = self.targets.capture(observation, screen, self.taken,
-                                        confirmed=self.targets.confirms(evaluation))
+                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
             if done is not None:
                 self.run.record(base.model_copy(update={"action": Finish(reason=done.reason),
                                                         "policy": "evaluator"}))
@@ -223,7 +223,7 @@ class NavigationTry:
         decide_ms = (time.perf_counter() - tick) * 1000.0
         if isinstance(decision.action, Finish):
             done = self.targets.capture(observation, screen, self.taken, force=True,
-                                        confirmed=self.targets.confirms(evaluation))
+                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
             self.run.record(base.model_copy(update={
                 "action": decision.action, "policy": decision.policy,
                 "exposed_elements": decision.exposed_elements,
