@@ -730,4 +730,20 @@ def load_settings(**overrides: Any) -> Settings:
             f"cannot read config file {path}: {exc}",
             hint=f"fix the TOML syntax or point {ENV_PREFIX}CONFIG elsewhere",
         ) from exc
+    _check_cloud_screenshots(settings)
     return fill_generated_secrets(settings)
+
+
+def _check_cloud_screenshots(settings: Settings) -> None:
+    """A cloud role that sees screenshots needs OCR: text drawn only in pixels is found by it."""
+    if settings.perception.ocr_backend != "none":
+        return
+    roles = [name for name in ("navigator", "evaluator")
+             if getattr(settings.llm, name).locality == "cloud" and getattr(settings.llm, name).vision]
+    if roles:
+        raise ConfigError(
+            f"{_env_name(('perception', 'ocr_backend'))}: none, but the {' and '.join(roles)} send "
+            "screenshots to a cloud model, and only OCR finds the personal data drawn in their pixels",
+            hint="set perception.ocr_backend to rapidocr, paddle or service, or vision to false for "
+            f"the cloud role ({_env_name(('llm', roles[0], 'vision'))}=false)",
+        )

@@ -2,10 +2,14 @@
 
 MobileSteward keeps a Task Guideline Memory of successful executions and
 retrieves the top-3 by BM25 over the task text; this is that memory for one
-app at a time. A route whose replay ended on a page the evaluator judged not
-the target is demoted (:meth:`RouteMemory.demote`): once it has failed as
-often as it succeeded it is no longer recalled, so one wrong verdict is not
-remembered for ever. A :class:`Route` is a list of steps, each an action plus what
+app at a time. A route is recalled only when it is ``confirmed``: its target
+was judged by more than one model's word (the caller decides, see
+:mod:`tasks.navigate.targets`); an unconfirmed one is kept, for a later run to
+confirm, but never replayed. A route whose replay ended on a page judged not
+the target is forgotten with every copy of it (:meth:`RouteMemory.forget_copies`:
+the same steps remembered for another wording of the question, or another way
+to the same last step for the same question), so one wrong verdict is not
+remembered at all. A :class:`Route` is a list of steps, each an action plus what
 the screen looked like when it was taken (fingerprint and anchor texts) and
 the target element described by its label / resource id rather than by an id
 that changes between runs. The search term a route typed is stored as a slot,
@@ -57,6 +61,7 @@ __all__ = [
     "RouteStep",
     "anchor_for",
     "content_words",
+    "shows_goal",
     "tokenize_goal",
 ]
 
@@ -125,7 +130,13 @@ class Route(BaseModel):
     page_mode: PageMode = PageMode.FOCUSED
     steps: tuple[RouteStep, ...]
     successes: int = Field(default=1, ge=1)
-    failures: int = Field(default=0, ge=0)  # replays that ended on a page judged not the target
+    # Replays that ended on a page judged not the target, counted before such a replay forgot
+    # the route (files written before issue 31): a route that failed as often as it worked is
+    # not recalled.
+    failures: int = Field(default=0, ge=0)
+    # Its target was confirmed beyond the evaluator model's word (the rules agreed, or the page
+    # passed the answer checks): only a confirmed route is recalled.
+    confirmed: bool = True
     last_used: datetime = Field(default_factory=utcnow)
     # What its target page showed (text lines): a route is recalled only for a question that page
     # answers. And the app map's screens it went through (ids), for the map's version.
@@ -174,13 +185,24 @@ def content_words(goal: str, ignore: Sequence[str] = ()) -> set[str]:
     return latin | chinese
 
 
+def shows_goal(texts: Sequence[str], goal: str, *, search_term: str | None = None,
+               ignore: Sequence[str] = ()) -> bool:
+    """Whether a page's ``texts`` show most of what ``goal`` asks: its content words, the search
+    term, the app's names (``ignore``) and the question's frame left out (true when it asks none)."""
+    return _shows_most(texts, content_words(_slot(goal, search_term), ignore))
+
+
 def _answers(target_texts: Sequence[str], wanted: set[str]) -> bool:
     """Whether a route's target page, by what it showed, answers a new goal that asks ``wanted``
     beyond what the route's own goal asked (content words, the search term left out): most of them
     are on it. A route kept before pages were remembered (no texts) is judged by its goal alone."""
-    if not target_texts or not wanted:
+    return not target_texts or _shows_most(target_texts, wanted)
+
+
+def _shows_most(texts: Sequence[str], wanted: set[str]) -> bool:
+    if not wanted:
         return True
-    shown = " ".join(target_texts).casefold()
+    shown = " ".join(texts).casefold()
     found = sum(1 for word in wanted if word in shown)
     return found >= _ANSWERED_SHARE * len(wanted)
 
@@ -232,11 +254,13 @@ class RouteMemory:
         target_texts: Sequence[str] = (),
         map_path: Sequence[str] = (),
         map_version: str = "",
+        confirmed: bool = True,
     ) -> Route:
         """Remember a route that succeeded; the same route again only counts a success.
 
         ``target_texts``: what its target page showed; ``map_path``: the app map's screens it went
-        through (with the map's version)."""
+        through (with the map's version); ``confirmed``: its target was confirmed (else it is kept,
+        never recalled, until a run confirms it)."""
         slotted_goal = _slot(goal, search_term)
         slotted_steps = tuple(_slot_step(step, search_term) for step in _mark_result(steps, search_term))
         seen = {"target_texts": tuple(target_texts)[:_TARGET_LINES], "map_path": tuple(map_path),
@@ -244,13 +268,14 @@ class RouteMemory:
         routes = list(self.load(package))
         for index, known in enumerate(routes):
             if known.goal == slotted_goal and _same_actions(known.steps, slotted_steps):
-                updated = known.model_copy(
-                    update={"successes": known.successes + 1, "last_used": utcnow(), **seen}
-                )
+                updated = known.model_copy(update={
+                    "successes": known.successes + 1, "last_used": utcnow(),
+                    "confirmed": known.confirmed or confirmed, **seen})
                 routes[index] = updated
                 self._save(package, routes)
                 return updated
-        route = Route(package=package, goal=slotted_goal, page_mode=page_mode, steps=slotted_steps, **seen)
+        route = Route(package=package, goal=slotted_goal, page_mode=page_mode, steps=slotted_steps,
+                      confirmed=confirmed, **seen)
         routes.append(route)
         # Keep the most useful routes when an app's memory grows large.
         routes.sort(key=lambda r: (r.successes, r.last_used), reverse=True)
@@ -267,8 +292,8 @@ class RouteMemory:
         k: int = 3,
         ignore: Sequence[str] = (),
     ) -> tuple[RouteMatch, ...]:
-        """Up to ``k`` routes for ``package`` whose goals best match ``goal`` (BM25, score > 0)
-        among those sharing a word of content with it; ``ignore``: the app's names."""
+        """Up to ``k`` confirmed routes for ``package`` whose goals best match ``goal`` (BM25,
+        score > 0) among those sharing a word of content with it; ``ignore``: the app's names."""
         # A route is for the same kind of question only when the goals share a word of content
         # (not the goal's frame "In Taobao, search for", the app's names or grammar), or when
         # neither has one: "How much is {term} on Meituan?" asked for another term. Otherwise any
@@ -276,7 +301,7 @@ class RouteMemory:
         slotted = _slot(goal, search_term)
         wanted = content_words(slotted, ignore)
         routes = [r for r in self.load(package)
-                  if (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
+                  if r.confirmed and (page_mode is None or r.page_mode == page_mode) and r.failures < r.successes
                   and _alike(content_words(r.goal, ignore), wanted)
                   and _answers(r.target_texts, wanted - content_words(r.goal, ignore))]
         query = tokenize_goal(slotted)
@@ -303,15 +328,15 @@ class RouteMemory:
         self._save(package, kept)
         return len(routes) - len(kept)
 
-    def demote(self, route: Route) -> Route | None:
-        """Count a replay of ``route`` that ended on a page judged not the target; the stored route."""
+    def forget_copies(self, route: Route) -> int:
+        """Forget ``route``, whose replay ended on a page judged not the target, and every copy of
+        it: the same steps remembered for another question (another wording, another mode), and
+        for the same question any route ending in the same step. How many went."""
         routes = list(self.load(route.package))
-        for index, known in enumerate(routes):
-            if known.goal == route.goal and _same_actions(known.steps, route.steps):
-                routes[index] = known.model_copy(update={"failures": known.failures + 1})
-                self._save(route.package, routes)
-                return routes[index]
-        return None
+        kept = [r for r in routes if not _copies(r, route)]
+        if len(kept) < len(routes):
+            self._save(route.package, kept)
+        return len(routes) - len(kept)
 
     def _key(self, package: str) -> str:
         return f"{self._prefix}/{package}.json"
@@ -453,6 +478,14 @@ def _slot_step(step: RouteStep, term: str | None) -> RouteStep:
     return step.model_copy(
         update={"action": action, "anchors": tuple(a for a in step.anchors if term not in a)}
     )
+
+
+def _copies(a: Route, b: Route) -> bool:
+    """Whether ``a`` leads where ``b`` does: the same steps, or for the same question the same last step."""
+    if _same_actions(a.steps, b.steps):
+        return True
+    last_a, last_b = a.steps[-1:], b.steps[-1:]
+    return a.goal == b.goal and bool(last_a) and _same_actions(last_a, last_b)
 
 
 def _same_actions(a: Sequence[RouteStep], b: Sequence[RouteStep]) -> bool:

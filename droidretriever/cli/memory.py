@@ -77,7 +77,8 @@ def _route(memory: RouteMemory, package: str, route_id: str) -> Route:
 
 @memory_app.command("list")
 def list_routes(app_name: str = typer.Argument("", metavar="[APP]", help="Only this app (package).")) -> None:
-    """Every remembered route: its id, the question it served, how often it worked."""
+    """Every remembered route: its id, the question it served, how often it worked (an unconfirmed
+    one, whose target only a model's word vouched for, is never replayed)."""
     check_apps(app_name)
     store, memory = _open()
     packages = [_package_for(store, app_name)] if app_name else _packages(store)
@@ -87,7 +88,7 @@ def list_routes(app_name: str = typer.Argument("", metavar="[APP]", help="Only t
     for package in packages:
         for route in memory.load(package):
             table.add_row(package, route.id, _safe(route.goal), str(len(route.steps)),
-                          f"{route.successes} / {route.failures}",
+                          f"{route.successes} / {route.failures}" + ("" if route.confirmed else " (unconfirmed)"),
                           route.last_used.astimezone().strftime("%Y-%m-%d %H:%M"),
                           f"{len(route.map_path)} screens ({_safe(route.map_version)})" if route.map_path else "-")
     console.print(table)
@@ -102,7 +103,8 @@ def show_route(app_name: str = typer.Argument(..., metavar="APP"),
     package = _package_for(store, app_name)
     route = _route(memory, package, route_id)
     console.print(f"[bold]{route.id}[/] {package}: {_safe(route.goal)} ({route.page_mode.value}); "
-                  f"worked {route.successes}, failed {route.failures}", highlight=False)
+                  f"worked {route.successes}, failed {route.failures}"
+                  + ("" if route.confirmed else "; unconfirmed: never replayed"), highlight=False)
     for number, step in enumerate(route.steps, 1):
         target = f" on {_safe(step.target.label or step.target.resource_id)!r}" if step.target else ""
         console.print(f"  {number}. {step.action.kind}{target}", highlight=False)

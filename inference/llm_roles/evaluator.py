@@ -32,9 +32,12 @@ when the model fails transiently (timeout, 5xx, a bad answer) and when the
 sub-task's model time is spent; each such fallback is noted on the meter. A
 refused request (4xx) is a configuration error: raised.
 
-With ``vision`` on, the screenshot goes along; for a ``cloud`` endpoint the
-caller redacts the description and the screenshot's personal data is blacked
-out here.
+With ``vision`` on, the screenshot goes along. For a ``cloud`` endpoint the
+caller redacts the description and the past actions
+(:func:`inference.policies.llm_navigator.shown_history`); the task line (the
+question as typed) is redacted here, and the screenshot's personal data is
+blacked out, found in the view tree and by OCR in its pixels (no OCR engine:
+no screenshot).
 """
 
 from __future__ import annotations
@@ -217,11 +220,11 @@ def evaluate(
         fallback = meter.fall_back("evaluator", meter.exhausted_reason())
         return RoleOutcome[Evaluation](value=by_rules, policy="rules", fallback=fallback)
     if screenshot_png is not None and client.endpoint.vision and redactor is not None:
-        screenshot_png = redactor.black_out_screenshot(screenshot_png, screen.elements)
+        screenshot_png = redactor.mask_screenshot(screenshot_png, screen.elements)
     try:
         reply = evaluate_with_model(
             client,
-            subtask=subtask,
+            subtask=redactor.redact_subtask(subtask) if redactor is not None else subtask,
             description=description,
             previous_actions=previous_actions,
             screenshot_png=screenshot_png if client.endpoint.vision else None,

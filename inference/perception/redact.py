@@ -3,23 +3,35 @@
 Password fields never carry their value (the parser already blanks it); here
 phone numbers, ID numbers, card numbers (Luhn-checked, so order numbers
 survive), e-mail addresses and street addresses are masked as ``[phone]``,
-``[email]`` ... in element texts, and optionally blurred in stored screenshots.
-Which kinds are masked is a setting (``perception.redact_kinds``).
+``[email]`` ... in element texts, in the question and in the action history
+(:meth:`Redactor.redact_subtask`, :meth:`Redactor.redact_lines`), and optionally
+blurred in stored screenshots. Which kinds are masked is a setting
+(``perception.redact_kinds``); names are not a kind (nothing tells a name from
+a shop's or a dish's).
+
+A screenshot for a cloud model (:meth:`Redactor.mask_screenshot`) has the boxes
+of those elements blacked out, and of every line OCR reads in its pixels that
+holds personal data: text drawn only in pixels (a picture of a card, a canvas,
+a web page) is not in the view tree. Without an OCR engine, or when it fails,
+the pixels cannot be checked and the screenshot is not sent (None).
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from PIL import Image, ImageDraw, ImageFilter
 from pydantic import BaseModel, ConfigDict
 
 from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import UIElement
+from droidretriever.models import Bounds, SubTask, UIElement
+from inference.errors import OcrError
 from inference.perception.image import decode_screenshot
+from inference.perception.ocr import OcrEngine
 from inference.vocabulary import load_vocabulary
 
 __all__ = ["REDACTION_KINDS", "Redaction", "RedactionKind", "Redactor", "redactor_for"]
@@ -27,6 +39,8 @@ __all__ = ["REDACTION_KINDS", "Redaction", "RedactionKind", "Redactor", "redacto
 RedactionKind = Literal["phone", "email", "id_number", "card", "address"]
 REDACTION_KINDS: tuple[RedactionKind, ...] = ("phone", "email", "id_number", "card", "address")
 
+_log = logging.getLogger(__name__)
+_OCR_PAD = 6  # pixels around an OCR line's box: its glyphs' edges lie a little outside it
 _STREET = f"(?:{load_vocabulary('street_types').alternation('street')})"  # "Ave", "Road"
 # Order matters: long digit runs (cards, IDs) before phones, e-mails before anything with digits.
 _PATTERNS: tuple[tuple[RedactionKind, re.Pattern[str]], ...] = (
@@ -46,6 +60,7 @@ _PATTERNS: tuple[tuple[RedactionKind, re.Pattern[str]], ...] = (
             r"(?<![\d\w])(?:\+?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)"  # CN mobile
             r"|(?<![\d\w])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"  # international
             r"|(?<![\d\w])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"  # NANP
+            r"|(?<!\d)\(\d{3}\)\s?\d{3}[ .-]?\d{4}(?!\d)"  # NANP written "(415)555-0132" (OCR drops spaces)
             r"|(?<![\d\w])0\d{2,3}-\d{7,8}(?!\d)"  # CN landline
         ),
     ),
@@ -86,13 +101,15 @@ class Redaction(BaseModel):
 class Redactor:
     """Masks personal data in texts and elements; blurs it in screenshots."""
 
-    def __init__(self, kinds: tuple[RedactionKind, ...] = REDACTION_KINDS) -> None:
+    def __init__(self, kinds: tuple[RedactionKind, ...] = REDACTION_KINDS, *, ocr: OcrEngine | None = None) -> None:
+        """``ocr``: what reads a screenshot's pixels for :meth:`mask_screenshot` (None: it cannot)."""
         self.kinds = tuple(k for k in REDACTION_KINDS if k in kinds)
+        self.ocr = ocr
 
     @classmethod
-    def from_settings(cls, settings: PerceptionSettings) -> Redactor:
+    def from_settings(cls, settings: PerceptionSettings, *, ocr: OcrEngine | None = None) -> Redactor:
         """A redactor masking the kinds ``perception.redact_kinds`` names."""
-        return cls(tuple(settings.redact_kinds))
+        return cls(tuple(settings.redact_kinds), ocr=ocr)
 
     def redact_text(self, text: str) -> Redaction:
         """``text`` with every enabled kind of personal data replaced by ``[kind]``."""
@@ -113,6 +130,15 @@ class Redactor:
             return f"[{kind}]"
 
         return mask
+
+    def redact_lines(self, lines: Iterable[str]) -> list[str]:
+        """Each line masked (the action history: a tapped entry's label can hold a number)."""
+        return [self.redact_text(line).text for line in lines]
+
+    def redact_subtask(self, subtask: SubTask) -> SubTask:
+        """``subtask`` with its goal (the question as typed) and search term masked."""
+        term = self.redact_text(subtask.search_term).text if subtask.search_term else subtask.search_term
+        return subtask.model_copy(update={"goal": self.redact_text(subtask.goal).text, "search_term": term})
 
     def redact_element(self, element: UIElement) -> tuple[UIElement, bool]:
         """The element with masked text and description; True when it held personal data."""
@@ -147,21 +173,31 @@ class Redactor:
 
         return self._paint(image_bytes, elements, blur, "blur")
 
-    def black_out_screenshot(self, image_bytes: bytes, elements: tuple[UIElement, ...]) -> bytes:
-        """PNG of the screenshot with sensitive elements' boxes filled black (what a cloud model sees)."""
-        def black(image: Image.Image, box: tuple[int, int, int, int]) -> None:
-            ImageDraw.Draw(image).rectangle((box[0], box[1], box[2] - 1, box[3] - 1), fill=(0, 0, 0))
+    def mask_screenshot(self, image_bytes: bytes, elements: tuple[UIElement, ...]) -> bytes | None:
+        """What a cloud model may see of a screenshot; None when its pixels cannot be checked.
 
-        return self._paint(image_bytes, elements, black, "black out")
+        Blacked out: the sensitive elements' boxes (view tree) and every line OCR reads in
+        the pixels that holds personal data (text drawn only in pixels). Without an OCR
+        engine, or when it fails, nothing says what the pixels show: None, not sent.
+        """
+        if self.ocr is None:
+            return None
+        image = decode_screenshot(image_bytes, where="a screenshot for a cloud model")
+        try:
+            lines = self.ocr.read(image)
+        except OcrError as exc:
+            _log.warning("a screenshot was not sent to a cloud model: OCR could not check it (%s)", exc)
+            return None
+        drawn = [_padded(line.box) for line in lines if self.redact_text(line.text).changed]
+        return self._paint(image_bytes, elements, _black, "black out", extra=drawn)
 
     def _paint(self, image_bytes: bytes, elements: tuple[UIElement, ...],
-               paint: Callable[[Image.Image, tuple[int, int, int, int]], None], verb: str) -> bytes:
+               paint: Callable[[Image.Image, tuple[int, int, int, int]], None], verb: str,
+               extra: Sequence[Bounds] = ()) -> bytes:
         _, sensitive = self.redact_elements(elements)
         image = Image.fromarray(decode_screenshot(image_bytes, where=f"a screenshot to {verb}"))
-        for element in elements:
-            if element.id not in sensitive or element.bounds.area == 0:
-                continue
-            b = element.bounds
+        boxes = [*(e.bounds for e in elements if e.id in sensitive and e.bounds.area > 0), *extra]
+        for b in boxes:
             box = (max(0, b.left), max(0, b.top), min(image.width, b.right), min(image.height, b.bottom))
             if box[2] > box[0] and box[3] > box[1]:
                 paint(image, box)
@@ -170,6 +206,19 @@ class Redactor:
         return buffer.getvalue()
 
 
-def redactor_for(endpoint: LLMEndpoint, settings: PerceptionSettings) -> Redactor | None:
-    """The redactor to apply before sending to ``endpoint``: None for a local model."""
-    return Redactor.from_settings(settings) if endpoint.locality == "cloud" else None
+def _padded(box: Bounds) -> Bounds:
+    return Bounds(left=box.left - _OCR_PAD, top=box.top - _OCR_PAD, right=box.right + _OCR_PAD,
+                  bottom=box.bottom + _OCR_PAD)
+
+
+def _black(image: Image.Image, box: tuple[int, int, int, int]) -> None:
+    ImageDraw.Draw(image).rectangle((box[0], box[1], box[2] - 1, box[3] - 1), fill=(0, 0, 0))
+
+
+def redactor_for(endpoint: LLMEndpoint, settings: PerceptionSettings, *,
+                 ocr: OcrEngine | None = None) -> Redactor | None:
+    """The redactor to apply before sending to ``endpoint``: None for a local model.
+
+    ``ocr`` reads the pixels of the screenshots it masks (a role that sends none needs none).
+    """
+    return Redactor.from_settings(settings, ocr=ocr) if endpoint.locality == "cloud" else None

@@ -39,6 +39,7 @@ from inference.policies.llm_navigator import (
     compact_history,
     goal_text,
     numbered_screen,
+    shown_history,
 )
 from inference.policies.map_route import MAP_ROUTE, MapRoutePolicy
 from inference.policies.route_memory import (
@@ -97,4 +98,5 @@ __all__ = [
     "rank_results",
     "route_steps",
     "screen_anchors",
+    "shown_history",
 ]

@@ -8,10 +8,14 @@ leaving the device, is met twice: a screen over
 ``perception.description_token_budget`` tokens is cut to the blocks the task
 needs (:mod:`inference.policies.exposure`), the model asking for more when
 they are not enough (each ``more`` is another call with the next blocks
-added), and for a ``cloud`` endpoint the description is redacted first (and,
-with vision on, the screenshot's personal data blacked out). Past actions are the preview instructions with long labels
-clipped. A transient model failure (timeout, 5xx, unusable answer) or a spent
-model-time budget is not confident: the chain moves on, and the fallback is
+added), and for a ``cloud`` endpoint the description is redacted first. Past
+actions are the preview instructions with long labels clipped. For a ``cloud``
+endpoint the task line (the question as typed), the past actions (a tapped
+entry's label) and the last try's tips are redacted like the screen, and with
+vision on the screenshot's personal data is blacked out, found in the view tree
+and by OCR in its pixels (:meth:`inference.perception.Redactor.mask_screenshot`:
+no OCR engine, no screenshot). A transient model failure (timeout, 5xx, unusable
+answer) or a spent model-time budget is not confident: the chain moves on, and the fallback is
 noted on the meter the loop drains into the step. A refused request (4xx) is a
 configuration error and is raised.
 """
@@ -36,13 +40,13 @@ from droidretriever.models import (
 from inference.errors import LLMError
 from inference.llm import LLMClient, LLMReply, ModelMeter
 from inference.llm_roles import ShowMore, choose_action, describe_action, describe_failure
-from inference.perception import redactor_for
+from inference.perception import OcrEngine, Redactor, redactor_for
 from inference.perception.describe import ScreenDescription
 from inference.policies.base import Decision, PolicyContext, is_dialog_open
 from inference.policies.exposure import describe_for_navigator
 from inference.policies.skills import SKILLS
 
-__all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen"]
+__all__ = ["LLMNavigatorPolicy", "compact_history", "goal_text", "numbered_screen", "shown_history"]
 
 _HISTORY_LABEL = 24  # characters of a label kept in a past action ("Tap [a store's name (its branch)…]")
 _LABEL = re.compile(r"\[([^\]]*)\]")
@@ -66,10 +70,13 @@ class LLMNavigatorPolicy:
     """Asks LLM2 for one action per step."""
 
     def __init__(self, client: LLMClient, *, perception: PerceptionSettings | None = None,
-                 help_document: str | None = None, meter: ModelMeter | None = None) -> None:
+                 help_document: str | None = None, meter: ModelMeter | None = None,
+                 ocr: OcrEngine | None = None) -> None:
+        """``ocr``: what checks a screenshot's pixels before a cloud model sees it (without one,
+        a cloud model gets no screenshot)."""
         settings = perception or PerceptionSettings()
         self._client = client
-        self._redactor = redactor_for(client.endpoint, settings)
+        self._redactor = redactor_for(client.endpoint, settings, ocr=ocr)
         # The manual quotes app screens (an app map's texts): for a cloud model, redacted like them.
         self._help_document = (self._redactor.redact_text(help_document).text
                                if help_document and self._redactor is not None else help_document)
@@ -96,7 +103,7 @@ class LLMNavigatorPolicy:
         perception = context.perception
         screenshot = context.screenshot_png if self._client.endpoint.vision else None
         if screenshot is not None and self._redactor is not None:
-            screenshot = self._redactor.black_out_screenshot(screenshot, perception.screen.elements)
+            screenshot = self._redactor.mask_screenshot(screenshot, perception.screen.elements)
         usage, latency_ms, rounds = TokenUsage(), 0.0, 1
         while True:
             description = describe_for_navigator(perception, context.subtask, redactor=self._redactor,
@@ -121,15 +128,16 @@ class LLMNavigatorPolicy:
     def _ask(self, context: PolicyContext, shown: Screen, description: ScreenDescription,
              screenshot: bytes | None) -> LLMReply[Action | ShowMore] | None:
         """One navigator call on what is shown; None when the model failed transiently."""
+        redactor, reflection = self._redactor, context.reflection
         try:
             reply = choose_action(
                 self._client,
-                goal=goal_text(context.subtask),
+                goal=goal_text(redactor.redact_subtask(context.subtask) if redactor else context.subtask),
                 screen=shown,
                 description=description.text,
-                previous_actions=compact_history(t.instruction for t in context.history),
+                previous_actions=shown_history((t.instruction for t in context.history), redactor),
                 help_document=self._help_document,
-                reflection=context.reflection,
+                reflection=redactor.redact_text(reflection).text if redactor and reflection else reflection,
                 screenshot_png=screenshot,
                 deadline_s=self.meter.time_left_s(),
                 partial=description.left_out > 0,
@@ -150,6 +158,12 @@ def goal_text(subtask: SubTask) -> str:
     if subtask.search_term:
         goal += f" (search for: {subtask.search_term})"
     return f"{goal} [page mode: {subtask.page_mode.value}; app: {subtask.app_label}]"
+
+
+def shown_history(instructions: Iterable[str], redactor: Redactor | None) -> list[str]:
+    """Past actions as a model is shown them: masked for a cloud model, then clipped (masked
+    first, so a clipped label never keeps part of a number)."""
+    return compact_history(redactor.redact_lines(instructions) if redactor is not None else instructions)
 
 
 def compact_history(instructions: Iterable[str]) -> list[str]:

@@ -105,20 +105,23 @@ class RouteMemoryPolicy:
         if matches:
             self._replay = RouteReplay(matches[0].route, search_term=subtask.search_term, goal=subtask.goal)
 
-    def demote(self) -> bool:
-        """The replayed route ended on a page judged not the target: count it against the route."""
+    def forget(self) -> int:
+        """The replayed route ended on a page judged not the target: forget it and every copy of
+        it (:meth:`inference.memory.RouteMemory.forget_copies`); how many routes went."""
         if self._replay is None:
-            return False
-        return self._memory.demote(self._replay.route) is not None
+            return 0
+        return self._memory.forget_copies(self._replay.route)
 
     def remember(self, subtask: SubTask, steps: Sequence[RouteStep], *, target_texts: Sequence[str] = (),
-                 map_path: Sequence[str] = (), map_version: str = "") -> None:
+                 map_path: Sequence[str] = (), map_version: str = "", confirmed: bool = True) -> None:
         """Store a route that reached ``subtask``'s target (see :func:`route_steps`), with what its
-        target page showed and the app map's screens it went through."""
+        target page showed and the app map's screens it went through; ``confirmed``: its target
+        was confirmed (an unconfirmed route is kept but never replayed)."""
         if steps:
             self._memory.record(subtask.package, subtask.goal, steps,
                                 search_term=subtask.search_term, page_mode=subtask.page_mode,
-                                target_texts=target_texts, map_path=map_path, map_version=map_version)
+                                target_texts=target_texts, map_path=map_path, map_version=map_version,
+                                confirmed=confirmed)
 
     def describe(self) -> str:
         """For the run's trace: the remembered route recalled in this try and how far it went."""

@@ -45,9 +45,9 @@ from inference.policies import (
     ExplorePolicy,
     PolicyContext,
     TakenAction,
-    compact_history,
     describe_for_navigator,
     ran_a_search,
+    shown_history,
 )
 from inference.rules import check_action, detect_page_type, find_injection, find_nothing_found
 from inference.rules.risk import quote_label
@@ -180,7 +180,7 @@ class NavigationTry:
             evaluation = base.evaluation
             assert evaluation is not None  # every step's record carries its evaluation (_judge)
             done = self.targets.capture(look.observation, look.screen, self.taken, force=True,
-                                        confirmed=self.targets.confirms(evaluation))
+                                        confirmed=self.targets.confirms(evaluation, look.screen, self.history))
             self.run.record(base.model_copy(update={
                 "action": decision.action, "policy": decision.policy,
                 "exposed_elements": decision.exposed_elements,
@@ -250,7 +250,7 @@ class NavigationTry:
                 target = self.targets.is_target(evaluation, screen, self.history)
         if target:
             done = self.targets.capture(look.observation, screen, self.taken,
-                                        confirmed=self.targets.confirms(evaluation))
+                                        confirmed=self.targets.confirms(evaluation, screen, self.history))
             if done is not None:
                 self.run.record(base.model_copy(update={"action": Finish(reason=done.reason),
                                                         "policy": "evaluator"}))
@@ -394,7 +394,8 @@ class NavigationTry:
         judged = self.verdicts.get(key)
         if judged is not None and evaluator is not None:
             return RoleOutcome[Evaluation](value=judged, policy=evaluator.name)  # not sent again
-        redactor = redactor_for(evaluator.endpoint, self.copilot.perceiver.settings) if evaluator else None
+        perceiver = self.copilot.perceiver
+        redactor = redactor_for(evaluator.endpoint, perceiver.settings, ocr=perceiver.ocr) if evaluator else None
         # The navigator's view of the screen (CORE: a large screen cut to the task's blocks):
         # the same evidence for both judgements, and what leaves the device stays small.
         verdict = evaluate(
@@ -402,7 +403,7 @@ class NavigationTry:
             description=describe_for_navigator(
                 perception, self.subtask, redactor=redactor,
                 budget=self.copilot.perceiver.settings.description_token_budget).text if evaluator else "",
-            previous_actions=compact_history(t.instruction for t in self.history),
+            previous_actions=shown_history((t.instruction for t in self.history), redactor),
             screenshot_png=screenshot_png, redactor=redactor, meter=self.run.meter,
             opened_result=opened, occasion=occasion,
             expected_target=self.targets.expects_target(self.history, screen),

@@ -113,7 +113,7 @@ class Copilot:
             manual = render_manual(guide) if guide is not None else None
             policies.append(LLMNavigatorPolicy(
                 self.navigator, perception=self.perceiver.settings,
-                help_document=self.help_document or manual, meter=meter,
+                help_document=self.help_document or manual, meter=meter, ocr=self.perceiver.ocr,
             ))
         if self.unfamiliar:
             policies.append(UnfamiliarScreenPolicy(guide.map if guide is not None else None))

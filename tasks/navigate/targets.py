@@ -9,9 +9,13 @@ captured, the route that reached the first one is remembered for next time.
 With an evaluator model configured, its verdict decides, checked by the rules
 (:func:`inference.llm_roles.check_verdict`: a page kind the mode allows, or a
 result opened from a list); the rules' own target signals count only when the
-model failed or its time was spent, and a route is remembered only when its
-target was confirmed that way. A remembered route whose replay ends on a page
-judged not the target is demoted and the try goes on from there.
+model failed or its time was spent. A small model's "complete" on the wrong item
+is not remembered: a route is remembered as replayable only when its target was
+confirmed beyond the model's word (:meth:`TargetPages.confirms`: the rules' own
+verdict is "complete" too, or the page passes the answer checks: it shows the
+search term and most of what the goal asks); otherwise it is kept unconfirmed and
+never replayed. A remembered route whose replay ends on a page judged not the
+target is forgotten with every copy of it, and the try goes on from there.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from droidretriever.models import (
     CaptureSource,
     Evaluation,
     Input,
+    InstalledApp,
     OpenApp,
     PageMode,
     PageType,
@@ -33,17 +38,20 @@ from droidretriever.models import (
     Tap,
 )
 from inference.maps import text_lines
+from inference.memory import shows_goal
 from inference.policies import (
     ROUTE_MEMORY,
     Decision,
     RouteMemoryPolicy,
     TakenAction,
     is_dialog_open,
+    ran_a_search,
     route_steps,
 )
 from inference.rules import (
     contradicts_mode,
     detect_page_type,
+    evaluate_by_rules,
     find_goal_concepts,
     find_list_items,
     find_nothing_found,
@@ -53,6 +61,7 @@ from inference.rules import (
     list_title_concepts,
     mentions_term,
 )
+from inference.rules.apps import names_for
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate.act import page_title
 from tasks.navigate.run import SubTaskRun, TryEnd
@@ -74,7 +83,7 @@ class TargetPages:
         self.captured: set[str] = set()  # fingerprints of pages captured in this try
         self.route_end: int | None = None  # actions taken when the first target was captured
         self.route_confirmed = False  # the first target was confirmed by the model and the rules
-        self.demoted = False  # the replayed route was demoted in this try
+        self.forgotten = False  # the replayed route was forgotten in this try
         self.route_target_texts: tuple[str, ...] = ()  # what the first target page showed
 
     def is_target(self, evaluation: Evaluation, screen: Screen,
@@ -96,7 +105,7 @@ class TargetPages:
         if self.replay_ends_here(history, screen):
             if not self._judged_not_target(evaluation, history, screen):
                 return True  # the remembered route ends where its target page was captured before
-            self._demote(evaluation)
+            self._forget_route(evaluation)
             return False
         if evaluation.evaluator != "rules":
             return evaluation.complete  # the model's verdict, already checked against the rules
@@ -150,17 +159,32 @@ class TargetPages:
         return (last is not None and last.applied and screen.package == self.run.subtask.package
                 and self._route_just_completed(history, screen))
 
-    def confirms(self, evaluation: Evaluation) -> bool:
-        """Whether a target is confirmed by both the evaluator model and the rules.
+    def confirms(self, evaluation: Evaluation, screen: Screen, history: Sequence[TakenAction]) -> bool:
+        """Whether a target is confirmed beyond one model's word, so its route may be replayed.
 
         Without an evaluator model the rules alone decide, as always. With one, the
-        model must have said complete and the rules agreed (a verdict they contradict
-        is already "not complete"); a verdict of the rules alone (the model failed or
-        its time was spent) confirms nothing.
+        model must have said complete (a verdict the rules' page kind contradicts is
+        already "not complete") and either the rules' own verdict on the page is
+        "complete" too or the page passes the answer checks (:meth:`answers_question`);
+        a verdict of the rules alone (the model failed or its time was spent)
+        confirms nothing.
         """
         if self.run.copilot.evaluator is None:
             return True
-        return evaluation.evaluator != "rules" and evaluation.complete
+        if evaluation.evaluator == "rules" or not evaluation.complete:
+            return False
+        by_rules = evaluate_by_rules(self.run.subtask, screen, searched=ran_a_search(history))
+        return by_rules.complete or self.answers_question(screen)
+
+    def answers_question(self, screen: Screen) -> bool:
+        """The answer checks of a page: it shows the sub-task's search term (when it has one) and
+        most of the content words its goal asks (the term, the app's names and the question's
+        frame left out): the page of another item, however like the target, does not."""
+        subtask = self.run.subtask
+        if subtask.search_term and not mentions_term(screen, subtask.search_term):
+            return False
+        names = names_for(InstalledApp(label=subtask.app_label, package=subtask.package))
+        return shows_goal(text_lines(screen), subtask.goal, search_term=subtask.search_term, ignore=names)
 
     def opened_details(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         """The rules' structural view: a result opened from a list is that result's details page.
@@ -205,13 +229,15 @@ class TargetPages:
         named = {*heading_concepts(screen, goal), *list_title_concepts(screen, goal)}
         return not set(goal.targets) <= named
 
-    def _demote(self, evaluation: Evaluation) -> None:
-        if self.demoted or self.memory is None:
+    def _forget_route(self, evaluation: Evaluation) -> None:
+        if self.forgotten or self.memory is None:
             return
-        self.demoted = True
-        if self.memory.demote():
+        self.forgotten = True
+        gone = self.memory.forget()
+        if gone:
+            copies = f" and its {gone - 1} cop{'y' if gone == 2 else 'ies'}" if gone > 1 else ""
             self.run.publish(RunEventKind.LOG, "the remembered route ended on a page the evaluator judged "
-                                               f"not the target ({evaluation.reason[:120]}): route demoted")
+                                               f"not the target ({evaluation.reason[:120]}): route{copies} forgotten")
 
     def _route_just_completed(self, history: Sequence[TakenAction], screen: Screen) -> bool:
         if self.memory is None or not self.memory.completed or is_dialog_open(screen):
@@ -226,8 +252,8 @@ class TargetPages:
         """Capture the page; the end of the sub-task unless more pages are wanted.
 
         ``force``: the navigator said "finish", so whatever was captured is the answer.
-        ``confirmed``: the page is a target by both the evaluator model and the rules
-        (see :meth:`confirms`); only a confirmed first target's route is remembered.
+        ``confirmed``: the page is a target confirmed beyond the evaluator model's word
+        (see :meth:`confirms`); only a confirmed first target's route is replayed later.
         """
         run, copilot, subtask = self.run, self.run.copilot, self.run.subtask
         self.captured.add(screen.fingerprint)
@@ -263,14 +289,15 @@ class TargetPages:
         if self.memory is None or any(s.intervention for s in self.run.steps):
             return  # a route a person helped with is not the agent's to replay
         if not self.route_confirmed:
-            self.run.publish(RunEventKind.LOG, "route not remembered: its target page was not confirmed "
-                                               "by both the evaluator model and the rules")
-            return
+            self.run.publish(RunEventKind.LOG, "route kept unconfirmed, never replayed: the evaluator model "
+                                               "did not say complete, or the rules and the answer checks did "
+                                               "not agree with it")
         guide = self.run.guide
         self.memory.remember(self.run.subtask, route_steps(taken[: self.route_end]),
                              target_texts=self.route_target_texts,
                              map_path=tuple(guide.followed) if guide is not None else (),
-                             map_version=guide.map.version if guide is not None else "")
+                             map_version=guide.map.version if guide is not None else "",
+                             confirmed=self.route_confirmed)
 
 
 def _cards(screen: Screen) -> int:

@@ -163,3 +163,35 @@ def test_a_route_that_searched_nothing_opens_no_item_for_another_question() -> N
     assert RouteReplay(match.route, goal=other).next_action(inbox) is None
     # ... while the same question asked again opens the newest mail, as it did.
     assert RouteReplay(match.route, goal="In Mail: Check my latest mail.").next_action(inbox) is not None
+
+
+def test_an_unconfirmed_route_is_kept_but_never_recalled_until_a_run_confirms_it() -> None:
+    """Issue 31: a route only a model's "complete" vouched for is not replayed as an answer."""
+    memory = RouteMemory(InMemoryBlobStore())
+    goal = 'search for "Big Mac" and open the first restaurant'
+    memory.record(PKG, goal, learnt_steps(), search_term="Big Mac", confirmed=False)
+    (kept,) = memory.load(PKG)
+    assert not kept.confirmed
+    assert memory.recall(PKG, goal, search_term="Big Mac") == ()
+    memory.record(PKG, goal, learnt_steps(), search_term="Big Mac", confirmed=True)
+    (match,) = memory.recall(PKG, goal, search_term="Big Mac")
+    assert match.route.confirmed and match.route.successes == 2
+    memory.record(PKG, goal, learnt_steps(), search_term="Big Mac", confirmed=False)
+    assert memory.recall(PKG, goal, search_term="Big Mac")  # a confirmation once given stands
+
+
+def test_one_not_complete_forgets_every_copy_of_a_route() -> None:
+    """Issue 31: copies come from other wordings of the question (the same steps under another goal)
+    and from another way to the same last step; before, one of three copies survived demotion."""
+    memory = RouteMemory(InMemoryBlobStore())
+    goals = ('search for "Big Mac" and open the first restaurant', 'What does a "Big Mac" cost? open the first one',
+             'the first restaurant for "Big Mac"')
+    for goal in (goals[0], *goals):  # the first wording twice: two successes
+        memory.record(PKG, goal, learnt_steps(), search_term="Big Mac")
+    memory.record(PKG, goals[0], learnt_steps()[1:], search_term="Big Mac")  # no tap on the search entry first
+    memory.record(PKG, "open my order history", [RouteStep(action=Back())], page_mode=PageMode.LIST_VIEW)
+    assert len(memory.load(PKG)) == 5
+    (recalled,) = memory.recall(PKG, goals[0], search_term="Big Mac", k=1)
+    assert memory.forget_copies(recalled.route) == 4
+    assert [r.goal for r in memory.load(PKG)] == ["open my order history"]
+    assert all(memory.recall(PKG, goal, search_term="Big Mac") == () for goal in goals)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from PIL import Image
+import pytest
+from PIL import Image, ImageDraw, ImageFont
 
-from droidretriever.config import LLMEndpoint, PerceptionSettings
+from droidretriever.config import LLMEndpoint, PerceptionSettings, load_settings
+from droidretriever.errors import ConfigError
+from droidretriever.testing.drawing import FONT_PATH
 from inference.perception import (
     Observation,
     Perceiver,
@@ -16,6 +19,8 @@ from inference.perception import (
     describe_screen,
     redactor_for,
 )
+from inference.perception.image import decode_screenshot
+from inference.perception.ocr import RapidOcrEngine
 
 SECRETS = {
     "phone": ["+1 (415) 555-0132", "138 0013 8000", "010-62345678"],
@@ -95,3 +100,43 @@ def test_blurred_screenshot_hides_sensitive_boxes_only() -> None:
     b, s = email.bounds, safe.bounds
     assert np.abs(after[b.top:b.bottom, b.left:b.right] - before[b.top:b.bottom, b.left:b.right]).mean() > 20
     assert np.array_equal(after[s.top:s.bottom, s.left:s.right], before[s.top:s.bottom, s.left:s.right])
+
+
+def _drawn(*lines: tuple[str, int]) -> bytes:
+    """A white screen with ``lines`` (text, top) drawn into its pixels only."""
+    image = Image.new("RGB", (1080, 1200), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(FONT_PATH, 44)
+    for text, top in lines:
+        draw.text((60, top), text, fill=(20, 20, 20), font=font)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_text_drawn_only_in_pixels_is_found_by_ocr_and_blacked_out() -> None:
+    """Issue 31: no element holds these texts; OCR of the masked screenshot reads none of them."""
+    planted = ["Office (415)555-0132", "li.na@example.net", "Mobile 139 1234 5678"]
+    png = _drawn(*((text, 100 + 200 * i) for i, text in enumerate(planted)), ("Opening hours 9:00-21:00", 800))
+    engine = RapidOcrEngine()
+    redactor = redactor_for(LLMEndpoint(locality="cloud", vision=True), PerceptionSettings(), ocr=engine)
+    assert redactor is not None
+    masked = redactor.mask_screenshot(png, ())
+    assert masked is not None
+    read = " ".join(line.text for line in engine.read(decode_screenshot(masked)))
+    assert "9:00-21:00" in read  # not personal: kept
+    for text in planted:
+        assert text.split()[-1] not in read, read
+    assert "(415)555-0132" not in Redactor().redact_text("Office (415)555-0132").text
+
+
+def test_a_screenshot_no_ocr_can_check_is_not_sent() -> None:
+    assert Redactor().mask_screenshot(_drawn(("Office (415)555-0132", 100)), ()) is None
+
+
+def test_a_cloud_role_seeing_screenshots_needs_ocr() -> None:
+    cloud = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "locality": "cloud", "vision": True}
+    with pytest.raises(ConfigError, match="OCR finds the personal data drawn in their pixels") as error:
+        load_settings(llm={"evaluator": cloud}, perception={"ocr_backend": "none"})
+    assert "DROIDRETRIEVER_LLM__EVALUATOR__VISION=false" in error.value.hint
+    load_settings(llm={"evaluator": {**cloud, "vision": False}}, perception={"ocr_backend": "none"})

@@ -8,7 +8,7 @@ from droidretriever.config import LLMEndpoint, PerceptionSettings
 from droidretriever.models import Bounds, PageMode, PageType, SubTask, Tap, UIElement
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
-from inference.perception import BlockPartition, Perception, ViewTree, describe_screen
+from inference.perception import BlockPartition, Perception, Redactor, ViewTree, describe_screen
 from inference.perception.blocks import LayoutBlock
 from inference.policies import (
     LLMNavigatorPolicy,
@@ -17,6 +17,7 @@ from inference.policies import (
     describe_for_navigator,
     goal_text,
     goal_words,
+    shown_history,
 )
 from tests.inference.screens import element, screen_of
 
@@ -121,3 +122,14 @@ def test_past_actions_are_short_lines() -> None:
                              "Enter [Big Mac] in [搜索商家、商品名称] and submit", "Press Back"])
     assert lines[0] == "Tap [麦当劳 (漕溪北路店) | 月售3200 | …]"  # 24 characters kept
     assert lines[1:] == ["Enter [Big Mac] in [搜索商家、商品名称] and submit", "Press Back"]
+
+
+def test_past_actions_for_a_cloud_model_are_masked_before_they_are_clipped() -> None:
+    """Issue 31: a tapped entry's label holds a number; clipped first, its first digits would stay."""
+    redactor = Redactor()
+    instructions = ["Tap [李娜 | 13912345678]", "Tap [Wang Wei, office | +1 415 555 0177]",
+                    "Enter [jane.roe@example.org] in [Search] and submit"]
+    lines = shown_history(instructions, redactor)
+    assert lines == ["Tap [李娜 | [phone]]", "Tap [Wang Wei, office | [pho…]]", "Enter [[email]] in [Search] and submit"]
+    assert compact_history(instructions)[1] == "Tap [Wang Wei, office | +1 4…]"  # clipped alone: digits left
+    assert shown_history(instructions, None) == compact_history(instructions)

@@ -2,7 +2,8 @@
 
 One test per fault of a first run against a real vLLM: answers that are not
 JSON, a hanging server, a refused request, the screenshot with vision on, and
-one wrong verdict remembered as a route.
+one wrong verdict remembered as a route (issue 31: a "complete" on the wrong item
+is not replayed, a confirmed one is, one "not complete" forgets every copy).
 """
 
 from __future__ import annotations
@@ -72,10 +73,13 @@ def test_an_evaluator_answering_non_json_falls_back_visibly(rig: Rig, vllm: Reco
     times = f"{len(judged)} time" + ("s" if len(judged) != 1 else "")
     assert events[-1].message.endswith(f"({times} in this sub-task)")
     assert result.trace.ledger.roles["evaluator"].calls == len(vllm.requests) == 2 * len(judged)
-    # The target was the rules' alone (the model failed there): its route is not remembered.
-    assert rig.copilot.memory is not None and not rig.copilot.memory.load(MEITUAN)
+    # The target was the rules' alone (the model failed there): its route is kept unconfirmed,
+    # never replayed.
+    memory = rig.copilot.memory
+    assert memory is not None and [r.confirmed for r in memory.load(MEITUAN)] == [False]
+    assert memory.recall(MEITUAN, BIG_MAC.goal, search_term="Big Mac") == ()
     logs = [e.message for e in RunEventReader(rig.redis).read_after(run_id) if e.kind is RunEventKind.LOG]
-    assert any(m.startswith("route not remembered") for m in logs)
+    assert any(m.startswith("route kept unconfirmed") for m in logs)
 
 
 def test_a_hanging_evaluator_is_bounded_per_call_and_per_subtask(rig: Rig, vllm: RecordingOpenAIServer) -> None:
@@ -122,34 +126,78 @@ def test_the_evaluator_sees_the_screenshot_when_vision_is_on(rig: Rig, vllm: Rec
         assert request.body["messages"][1]["content"][0]["type"] == "image_url"
     images = sum(c.usage.image for s in result.trace.steps for c in s.calls)
     assert images == 230 * len(vllm.requests)
-    # The model said complete on the store page and the rules agree (a result opened from the
-    # list): the route is remembered. On the search and results pages the model was not asked.
-    assert rig.copilot.memory is not None and len(rig.copilot.memory.load(MEITUAN)) == 1
+    # The model said complete on the store page, and the page passes the answer checks (it
+    # shows the term): the route is remembered. On the search and results pages the model was
+    # not asked.
+    assert rig.copilot.memory is not None and [r.confirmed for r in rig.copilot.memory.load(MEITUAN)] == [True]
     assert {s.evaluation.evaluator for s in result.trace.steps if s.evaluation} == {"rules", "llm:qwen-vl"}
 
 
-def test_a_replayed_route_the_model_judges_wrong_is_demoted(rig: Rig, vllm: RecordingOpenAIServer) -> None:
-    """Table row 6: a route that ends on the results list (one wrong verdict) is not replayed for ever."""
+def always_complete(request: RecordedRequest) -> str:
+    """A small model's evaluator: "complete" on every page it is shown."""
+    return json.dumps({"completion_reason": "the page answers the task", "complete": True, "page_type": "details",
+                       "risk_reason": "an ordinary page", "risk": False, "risk_category": None})
+
+
+# The plan's search term is poor (it finds every burger shop); the goal asks for one dish.
+WHOPPER_SHOP = subtask("dish", "Meituan", MEITUAN, "How much is a 巨无霸 on Meituan?", "汉堡")
+
+
+def test_a_complete_on_the_wrong_item_is_not_replayed(rig: Rig, vllm: RecordingOpenAIServer) -> None:
+    """Issue 31: the evaluator says complete on the first burger shop, which sells no 巨无霸. The
+    route is kept unconfirmed (neither the rules nor the answer checks agree), and the next run
+    does not replay it as its answer. Before, it did: both runs answered with that shop."""
+    vllm.respond_with("qwen-vl", always_complete)
+    copilot = with_evaluator(rig, vllm)
+    run_id, first = run(copilot, WHOPPER_SHOP)
+    assert first.status is SubTaskStatus.COMPLETED, first.reason
+    assert first.captures[0].title.startswith("汉堡王")  # the model's wrong item
+    memory = rig.copilot.memory
+    assert memory is not None and [r.confirmed for r in memory.load(MEITUAN)] == [False]
+    logs = [e.message for e in RunEventReader(rig.redis).read_after(run_id) if e.kind is RunEventKind.LOG]
+    assert any(m.startswith("route kept unconfirmed") for m in logs), logs
+    rig.sim.control.reset("boot")
+    _, second = run(copilot, WHOPPER_SHOP.model_copy(update={"id": "dish-again"}))
+    assert "route_memory" not in [s.policy for s in second.trace.steps]
+
+
+def test_a_confirmed_complete_is_replayed(rig: Rig, vllm: RecordingOpenAIServer) -> None:
+    """The same evaluator, a search term the store page shows: confirmed, and replayed next time."""
+    vllm.respond_with("qwen-vl", always_complete)
+    copilot = with_evaluator(rig, vllm)
+    task = WHOPPER_SHOP.model_copy(update={"search_term": "巨无霸"})
+    _, first = run(copilot, task)
+    assert first.status is SubTaskStatus.COMPLETED and first.captures[0].title.startswith("麦当劳"), first.reason
+    assert rig.copilot.memory is not None and [r.confirmed for r in rig.copilot.memory.load(MEITUAN)] == [True]
+    rig.sim.control.reset("boot")
+    _, second = run(copilot, task.model_copy(update={"id": "dish-again"}))
+    assert second.status is SubTaskStatus.COMPLETED and second.captures[0].title.startswith("麦当劳")
+    assert "route_memory" in [s.policy for s in second.trace.steps]
+
+
+def test_one_not_complete_on_a_replay_forgets_every_copy(rig: Rig, vllm: RecordingOpenAIServer) -> None:
+    """Issue 31: the wrong route to the burger shop, remembered three times as an earlier version
+    did (confirmed on the model's word, for three wordings of the question, one twice). One replay
+    the evaluator judges not complete forgets all of them; before, demotion counted a failure on
+    one copy and the others were still recalled."""
     memory = rig.copilot.memory
     assert memory is not None
-    # Learn the way to the results list (list_view), then file it as a focused route: what a
-    # wrong "complete" on the results list would have saved.
-    _, listed = run(rig.copilot, BIG_MAC.model_copy(update={"page_mode": PageMode.LIST_VIEW}))
-    assert listed.status is SubTaskStatus.COMPLETED, listed.reason
+    vllm.respond_with("qwen-vl", always_complete)
+    _, learnt = run(with_evaluator(rig, vllm), WHOPPER_SHOP)
+    assert learnt.captures[0].title.startswith("汉堡王"), learnt.reason
     (wrong,) = memory.load(MEITUAN)
     rig.store.delete(f"memory/routes/{MEITUAN}.json")
-    memory.record(MEITUAN, BIG_MAC.goal, wrong.steps, search_term="Big Mac", page_mode=PageMode.FOCUSED)
-    assert memory.recall(MEITUAN, BIG_MAC.goal, search_term="Big Mac", page_mode=PageMode.FOCUSED)
+    wordings = (WHOPPER_SHOP.goal, WHOPPER_SHOP.goal, "What does a 巨无霸 cost on Meituan?", "Meituan: the price of a 巨无霸?")
+    for goal in wordings:
+        memory.record(MEITUAN, goal, wrong.steps, search_term="汉堡", confirmed=True)
+    assert len(memory.load(MEITUAN)) == 3
     rig.sim.control.reset("boot")
     vllm.respond_with("qwen-vl", judge("巨无霸"))
-    run_id, result = run(with_evaluator(rig, vllm))
-    assert result.status is SubTaskStatus.COMPLETED, result.reason
-    assert any(s.policy == "route_memory" for s in result.trace.steps)
-    assert result.captures[0].title.startswith("麦当劳")  # went on past the list to the store
+    run_id, result = run(with_evaluator(rig, vllm), WHOPPER_SHOP.model_copy(update={"id": "dish-judged"}))
     logs = [e.message for e in RunEventReader(rig.redis).read_after(run_id) if e.kind is RunEventKind.LOG]
-    assert any("route demoted" in m for m in logs), logs
-    (route,) = [r for r in memory.load(MEITUAN) if r.steps == wrong.steps]
-    assert route.failures == route.successes == 1
-    # Recalled now is the route to the store page the model confirmed, not the wrong one.
-    (recalled,) = memory.recall(MEITUAN, BIG_MAC.goal, search_term="Big Mac", page_mode=PageMode.FOCUSED, k=3)
-    assert recalled.route.steps != wrong.steps
+    assert any("route and its 2 copies forgotten" in m for m in logs), logs
+    assert not [r for r in memory.load(MEITUAN) if r.steps == wrong.steps]
+    assert not [m for goal in wordings for m in memory.recall(MEITUAN, goal, search_term="汉堡", k=3)
+                if m.route.steps == wrong.steps]
+    assert result.status is SubTaskStatus.COMPLETED, result.reason
+    assert result.captures[0].title.startswith("麦当劳")  # went on to a shop that sells it

@@ -150,7 +150,7 @@ def test_a_remembered_route_of_another_question_is_not_taken_for_the_target(
         catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
     # Both questions name 12306, so the refund policy's route is recalled for the points shop.
     # Without an evaluator model its end was taken as the target; a page naming nothing the
-    # goal asks for is now judged not it: the route is demoted and the copilot explores afresh.
+    # goal asks for is now judged not it: the route is forgotten and the copilot explores afresh.
     store = FakeObjectStore()
     _, first = ask_in_app(catalog_phone, perceiver, redis_url, "Check the ticket refund policy on 12306.", store)
     assert first.status is SubTaskStatus.COMPLETED and first.captures[0].title == "退改签说明"
@@ -163,7 +163,7 @@ def test_a_remembered_route_of_another_question_is_not_taken_for_the_target(
 CHINA_MOBILE = InstalledApp(package="com.greenpoint.android.mc10086.activity", label="China Mobile")
 
 
-def test_a_remembered_route_ending_where_neither_the_term_nor_the_goal_shows_is_demoted(
+def test_a_remembered_route_ending_where_neither_the_term_nor_the_goal_shows_is_forgotten(
         catalog_phone: tuple[SimServer, AdbDriver], perceiver: Perceiver, redis_url: str) -> None:
     # The top-up records' route is recalled for a question about a bill, which searches
     # "phone bill higher": the records page shows neither that term nor a bill.
