@@ -138,6 +138,9 @@ class PostgresService(ProcessService):
     """Debian's ``postgres`` on loopback, with its cluster under ``<state_dir>/postgres``."""
 
     name: ClassVar[str] = "postgres"
+    # Runs talk to Prefect's API, never to its database: a healthy Prefect (ours on this database,
+    # or one the person runs) is what `ask` checks.
+    needed_by_runs: ClassVar[bool] = False
     grace_s: ClassVar[float] = 30.0
     # "Fast" shutdown: ends the clients' sessions and checkpoints. SIGTERM ("smart") would
     # wait for every client to leave, however long.
