@@ -1,8 +1,8 @@
 """``droidretriever bench run SUITE | list | show RUN | compare A B``: benchmark suites on the farm.
 
-``run`` starts the ``bench`` Prefect flow here (one ``bench-task`` sub-flow per task,
-visible in the Prefect UI) on the local stack's farm, prints a line per task as it
-ends and the suite's table at the end; results go to the object store
+``run`` starts the ``bench`` Prefect flow here (one ``retrieve`` sub-flow per task,
+visible in the Prefect UI; the tasks a queue fed one per phone at once) on the local
+stack's farm, prints a line per task as it ends and the suite's table at the end; results go to the object store
 (``bench/<id>/``) and a local folder (``--out``, default ``<state>/bench/<id>/``).
 See docs/bench.md.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from droidretriever.cli.ask import _local_prefect
 from droidretriever.cli.inputs import validated
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import InputError
+from droidretriever.models import new_id
 from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ _NO_OPERATOR_PAUSE_S = "5"  # nobody answers: a pause ends its app quickly, as n
 
 
 class _PrintLines(logging.Handler):
-    """Prints the bench flow's progress lines (one per task) as they come."""
+    """Prints the bench flow's progress lines (one per task, numbered; warnings marked !) as they come."""
 
     def __init__(self, console: Console) -> None:
         super().__init__(logging.INFO)
@@ -48,8 +50,12 @@ class _PrintLines(logging.Handler):
         self._count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._count += 1
-        self._console.print(f"[{self._count}] {strip_controls(record.getMessage())}", highlight=False,
+        if record.levelno >= logging.WARNING:  # the queue riding out a fault: not a task's end
+            mark = "!"
+        else:
+            self._count += 1
+            mark = str(self._count)
+        self._console.print(f"[{mark}] {strip_controls(record.getMessage())}", highlight=False,
                             markup=False)
 
 
@@ -67,6 +73,13 @@ def run_suite(
     only: str = typer.Option("", "--only", help="only task ids containing this text"),
     out: Path | None = typer.Option(None, "--out", help="local folder for the results "
                                                         "(default <state>/bench/<id>/)"),
+    resume: str | None = typer.Option(None, "--resume", help="a run id that stopped: ask only its "
+                                                              "tasks that did not finish, keep the rest"),
+    start_gap: float = typer.Option(0.5, "--start-gap", min=0.0, max=60.0,
+                                    help="least seconds between two tasks' starts across the farm"),
+    outage_window: float = typer.Option(600.0, "--outage-window", min=0.0, max=3600.0,
+                                        help="seconds a task waits out a failing Prefect API "
+                                             "before it is given up"),
     as_json: bool = typer.Option(False, "--json", help="print results.json instead of the table"),
     cron: str | None = typer.Option(None, "--cron", help="do not run now: run on this schedule "
                                                          "(e.g. '0 2 * * *') under `droidretriever up`"),
@@ -84,8 +97,9 @@ def run_suite(
     if operator == "none":
         os.environ.setdefault("DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S", _NO_OPERATOR_PAUSE_S)
     request = BenchRequest(suite=suite, devices=devices, repeat=repeat, operator=OperatorKind(operator),
-                           operator_delay_s=operator_delay, only=only,
-                           out_dir=str(out) if out else None)
+                           operator_delay_s=operator_delay, only=only, bench_run_id=_run_id(resume),
+                           out_dir=str(out) if out else None, start_gap_s=start_gap,
+                           outage_window_s=outage_window)
     settings = load_settings()
     if cron is not None:
         _schedule(settings, cron, request)
@@ -96,7 +110,11 @@ def run_suite(
     lines.addHandler(handler)
     lines.setLevel(logging.INFO)
     lines.propagate = False
-    shown.print(f"{suite}: asking on up to {devices} phone(s); a line per task as it ends", highlight=False)
+    if request.bench_run_id is None:  # named now, so that a run that stops can be resumed by it
+        request = request.model_copy(update={"bench_run_id": new_id("bench")})
+    shown.print(f"{suite}: asking on up to {devices} phone(s), one task per phone at once; a line per "
+                f"task as it ends; run {request.bench_run_id} (resume it with --resume "
+                f"{request.bench_run_id})", highlight=False)
     try:
         with _local_prefect(settings):
             results = run_bench(request)
@@ -116,6 +134,16 @@ def run_suite(
     if below:
         console.print(f"[red]below the suite's expected coverage:[/] {', '.join(below)}")
         raise typer.Exit(1)
+
+
+def _run_id(resume: str | None) -> str | None:
+    """``--resume``'s run id, checked: one line says what a run id looks like."""
+    if resume is None:
+        return None
+    if not re.fullmatch(r"bench-[A-Za-z0-9-]{1,80}", resume):
+        raise InputError(f"--resume {strip_controls(resume, keep_newlines=False)[:40]!r} is no run id",
+                         hint="give an id from `droidretriever bench list` or from the run's first line")
+    return resume
 
 
 def _schedule(settings: Settings, cron: str, request: BenchRequest) -> None:
