@@ -81,6 +81,9 @@ def run_suite(
                                         help="seconds a task waits out a failing Prefect API "
                                              "before it is given up"),
     as_json: bool = typer.Option(False, "--json", help="print results.json instead of the table"),
+    count_writes: bool = typer.Option(False, "--count-writes",
+                                      help="after the run, count what it wrote to Prefect (runs, "
+                                           "states, logs, artifacts) per question"),
     cron: str | None = typer.Option(None, "--cron", help="do not run now: run on this schedule "
                                                          "(e.g. '0 2 * * *') under `droidretriever up`"),
 ) -> None:
@@ -118,6 +121,8 @@ def run_suite(
     try:
         with _local_prefect(settings):
             results = run_bench(request)
+            if count_writes and results.flow_run_id:
+                _print_writes(shown, results.flow_run_id, len(results.tasks) - results.kept)
     finally:
         lines.removeHandler(handler)
     if as_json:
@@ -134,6 +139,14 @@ def run_suite(
     if below:
         console.print(f"[red]below the suite's expected coverage:[/] {', '.join(below)}")
         raise typer.Exit(1)
+
+
+def _print_writes(shown: Console, flow_run_id: str, asked: int) -> None:
+    from flows.bench.writes import count_prefect_writes
+
+    writes = count_prefect_writes(flow_run_id)
+    shown.print(f"Prefect holds for this run: {writes.line()}; per question asked: "
+                f"{writes.line(asked)}", highlight=False)
 
 
 def _run_id(resume: str | None) -> str | None:

@@ -27,7 +27,7 @@ import httpx
 
 from droidretriever.models import utcnow
 
-__all__ = ["Fed", "FeedPolicy", "feed", "is_prefect_fault", "prefect_answers", "wait_for_prefect"]
+__all__ = ["Fed", "FeedPolicy", "feed", "is_prefect_fault", "most_in_flight", "prefect_answers", "wait_for_prefect"]
 
 log = logging.getLogger("flows.bench.progress")
 
@@ -56,6 +56,17 @@ class Fed(Generic[_R]):
     ended_at: datetime
     tries: int
     gave_up: bool = False  # the Prefect API failed for longer than the window: not asked
+
+
+def most_in_flight(spans: Sequence[tuple[float, float]]) -> int:
+    """The most ``(start, end)`` spans open at one moment (one that ends as another starts:
+    not both): how many questions were in flight at most, from their recorded times."""
+    edges = sorted([(end, -1) for _, end in spans] + [(start, 1) for start, _ in spans])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
 
 
 def is_prefect_fault(exc: BaseException) -> bool:

@@ -50,17 +50,18 @@ class PrefectWrites(Frozen):
     def total(self) -> int:
         return self.flow_runs + self.task_runs + self.states + self.logs + self.artifacts
 
-    def per(self, questions: int) -> PrefectWrites:
-        """Each count divided by ``questions`` (rounded down): what one question costs, with
-        its share of the ``bench`` flow run's own."""
+    def line(self, questions: int = 1) -> str:
+        """The counts in words, divided by ``questions`` (what one question costs, with its
+        share of the ``bench`` flow run's own)."""
         n = max(1, questions)
-        return PrefectWrites(flow_runs=self.flow_runs // n, task_runs=self.task_runs // n,
-                             states=self.states // n, logs=self.logs // n, artifacts=self.artifacts // n,
-                             info_logs=self.info_logs // n)
 
-    def line(self) -> str:
-        return (f"{self.flow_runs} flow runs, {self.task_runs} task runs, {self.states} state changes, "
-                f"{self.logs} logs, {self.artifacts} artifacts ({self.total} rows)")
+        def each(count: int) -> str:
+            return f"{count / n:.1f}" if n > 1 else str(count)
+
+        return (f"{each(self.flow_runs)} flow runs, {each(self.task_runs)} task runs, "
+                f"{each(self.states)} state changes, {each(self.logs)} logs "
+                f"({each(self.info_logs)} below WARNING), {each(self.artifacts)} artifacts "
+                f"({each(self.total)} rows)")
 
 
 def count_prefect_writes(flow_run_id: str | UUID, *, settle_s: float = 6.0) -> PrefectWrites:

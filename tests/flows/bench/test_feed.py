@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,22 +24,12 @@ from prefect.client.schemas.filters import (
 from prefect.settings import PREFECT_API_URL, PREFECT_CLIENT_MAX_RETRIES, temporary_settings
 
 from flows.bench import BenchRequest, BenchResults, run_bench
-from flows.bench.feed import FeedPolicy, feed, is_prefect_fault
+from flows.bench.feed import FeedPolicy, feed, is_prefect_fault, most_in_flight
 from flows.bench.results import bench_key
 from flows.bench.writes import count_prefect_writes
 from storage import open_object_store
 from tests.flows.conftest import FlowFarm
 from tests.support.outage import OutageProxy
-
-
-def most_in_flight(spans: Sequence[tuple[float, float]]) -> int:
-    """The most spans open at one moment (a span that ends as another starts: not both)."""
-    edges = sorted([(end, -1) for _, end in spans] + [(start, 1) for start, _ in spans])
-    most = open_now = 0
-    for _, step in edges:
-        open_now += step
-        most = max(most, open_now)
-    return most
 
 
 def test_the_feed_keeps_one_item_per_phone_in_flight_and_spaces_the_starts() -> None:
@@ -141,9 +131,10 @@ def test_a_queue_of_nine_tasks_on_two_phones_and_its_resume(flow_farm: FlowFarm,
     results = run_bench(request)
     assert_every_task_answered(results, tasks=9, phones=2)
     assert results.kept == 0 and set(results.phones) == {t.serial for t in results.tasks}
-    # Prefect holds the task's retrieve run directly under the bench run, and no INFO line.
+    # Prefect holds each task's retrieve run directly under the bench run, and of INFO lines
+    # only the bench run's own two (started, finished): none per question.
     writes = count_prefect_writes(results.flow_run_id or "")
-    assert writes.info_logs == 0, writes
+    assert writes.info_logs <= 2, writes
     with get_client(sync_client=True) as client:
         parents = [t.id for t in client.read_task_runs(flow_run_filter=FlowRunFilter(
             id=FlowRunFilterId(any_=[UUID(results.flow_run_id or "")])))]
