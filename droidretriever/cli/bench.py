@@ -28,7 +28,7 @@ from droidretriever.models import new_id
 from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
-    from flows.bench import BenchRequest
+    from flows.bench import BenchRequest, BenchResults
 
 __all__ = ["bench_app"]
 
@@ -89,10 +89,13 @@ def run_suite(
 ) -> None:
     """Ask every task of SUITE on the farm's phones, score each report, write results and plots."""
     from droidretriever.suites import SuiteError, resolve_suite
-    from flows.bench import BenchRequest, OperatorKind, render_markdown, run_bench
+    from flows.bench import BenchRequest, OperatorKind, run_bench
 
     if operator not in {k.value for k in OperatorKind}:
         raise InputError(f"--operator {operator[:20]!r} is neither none nor scripted")
+    if resume is not None and cron is not None:
+        raise InputError("--resume continues one run; a schedule starts a new run each time",
+                         hint="drop --resume to schedule the suite, or --cron to resume now")
     try:
         resolve_suite(suite)  # a wrong name or folder says so before anything starts
     except SuiteError as exc:
@@ -113,8 +116,8 @@ def run_suite(
     lines.addHandler(handler)
     lines.setLevel(logging.INFO)
     lines.propagate = False
-    if request.bench_run_id is None:  # named now, so that a run that stops can be resumed by it
-        request = request.model_copy(update={"bench_run_id": new_id("bench")})
+    # Named now, so that a run that stops can be resumed by it.
+    request = request.model_copy(update={"bench_run_id": request.bench_run_id or new_id("bench")})
     shown.print(f"{suite}: asking on up to {devices} phone(s), one task per phone at once; a line per "
                 f"task as it ends; run {request.bench_run_id} (resume it with --resume "
                 f"{request.bench_run_id})", highlight=False)
@@ -128,8 +131,14 @@ def run_suite(
     if as_json:
         console.print_json(results.model_dump_json())
         return
+    _show_results(results, out or settings.state_dir / "bench" / results.bench_run_id, settings)
+
+
+def _show_results(results: BenchResults, folder: Path, settings: Settings) -> None:
+    """The run's table, where its files are, its Prefect run; exit 1 below expectations."""
+    from flows.bench import render_markdown
+
     console.print(Markdown(strip_controls(render_markdown(results))))
-    folder = out or settings.state_dir / "bench" / results.bench_run_id
     console.print(f"\nresults: {folder}/ (results.json, results.md, coverage.png, time.png)\n"
                   f"object store: bench/{results.bench_run_id}/", highlight=False)
     if results.flow_run_id:
