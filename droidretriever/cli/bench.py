@@ -1,8 +1,8 @@
 """``droidretriever bench run SUITE | list | show RUN | compare A B``: benchmark suites on the farm.
 
-``run`` starts the ``bench`` Prefect flow here (one ``bench-task`` sub-flow per task,
-visible in the Prefect UI) on the local stack's farm, prints a line per task as it
-ends and the suite's table at the end; results go to the object store
+``run`` starts the ``bench`` Prefect flow here (one ``retrieve`` sub-flow per task,
+visible in the Prefect UI; the tasks a queue fed one per phone at once) on the local
+stack's farm, prints a line per task as it ends and the suite's table at the end; results go to the object store
 (``bench/<id>/``) and a local folder (``--out``, default ``<state>/bench/<id>/``).
 See docs/bench.md.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,10 +24,11 @@ from droidretriever.cli.ask import _local_prefect
 from droidretriever.cli.inputs import validated
 from droidretriever.config import Settings, load_settings
 from droidretriever.errors import InputError
+from droidretriever.models import new_id
 from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
-    from flows.bench import BenchRequest
+    from flows.bench import BenchRequest, BenchResults
 
 __all__ = ["bench_app"]
 
@@ -40,7 +42,7 @@ _NO_OPERATOR_PAUSE_S = "5"  # nobody answers: a pause ends its app quickly, as n
 
 
 class _PrintLines(logging.Handler):
-    """Prints the bench flow's progress lines (one per task) as they come."""
+    """Prints the bench flow's progress lines (one per task, numbered; warnings marked !) as they come."""
 
     def __init__(self, console: Console) -> None:
         super().__init__(logging.INFO)
@@ -48,8 +50,12 @@ class _PrintLines(logging.Handler):
         self._count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._count += 1
-        self._console.print(f"[{self._count}] {strip_controls(record.getMessage())}", highlight=False,
+        if record.levelno >= logging.WARNING:  # the queue riding out a fault: not a task's end
+            mark = "!"
+        else:
+            self._count += 1
+            mark = str(self._count)
+        self._console.print(f"[{mark}] {strip_controls(record.getMessage())}", highlight=False,
                             markup=False)
 
 
@@ -67,16 +73,29 @@ def run_suite(
     only: str = typer.Option("", "--only", help="only task ids containing this text"),
     out: Path | None = typer.Option(None, "--out", help="local folder for the results "
                                                         "(default <state>/bench/<id>/)"),
+    resume: str | None = typer.Option(None, "--resume", help="a run id that stopped: ask only its "
+                                                              "tasks that did not finish, keep the rest"),
+    start_gap: float = typer.Option(0.5, "--start-gap", min=0.0, max=60.0,
+                                    help="least seconds between two tasks' starts across the farm"),
+    outage_window: float = typer.Option(600.0, "--outage-window", min=0.0, max=3600.0,
+                                        help="seconds a task waits out a failing Prefect API "
+                                             "before it is given up"),
     as_json: bool = typer.Option(False, "--json", help="print results.json instead of the table"),
+    count_writes: bool = typer.Option(False, "--count-writes",
+                                      help="after the run, count what it wrote to Prefect (runs, "
+                                           "states, logs, artifacts) per question"),
     cron: str | None = typer.Option(None, "--cron", help="do not run now: run on this schedule "
                                                          "(e.g. '0 2 * * *') under `droidretriever up`"),
 ) -> None:
     """Ask every task of SUITE on the farm's phones, score each report, write results and plots."""
     from droidretriever.suites import SuiteError, resolve_suite
-    from flows.bench import BenchRequest, OperatorKind, render_markdown, run_bench
+    from flows.bench import BenchRequest, OperatorKind, run_bench
 
     if operator not in {k.value for k in OperatorKind}:
         raise InputError(f"--operator {operator[:20]!r} is neither none nor scripted")
+    if resume is not None and cron is not None:
+        raise InputError("--resume continues one run; a schedule starts a new run each time",
+                         hint="drop --resume to schedule the suite, or --cron to resume now")
     try:
         resolve_suite(suite)  # a wrong name or folder says so before anything starts
     except SuiteError as exc:
@@ -84,8 +103,9 @@ def run_suite(
     if operator == "none":
         os.environ.setdefault("DROIDRETRIEVER_BUDGETS__PAUSE_TIMEOUT_S", _NO_OPERATOR_PAUSE_S)
     request = BenchRequest(suite=suite, devices=devices, repeat=repeat, operator=OperatorKind(operator),
-                           operator_delay_s=operator_delay, only=only,
-                           out_dir=str(out) if out else None)
+                           operator_delay_s=operator_delay, only=only, bench_run_id=_run_id(resume),
+                           out_dir=str(out) if out else None, start_gap_s=start_gap,
+                           outage_window_s=outage_window)
     settings = load_settings()
     if cron is not None:
         _schedule(settings, cron, request)
@@ -96,17 +116,29 @@ def run_suite(
     lines.addHandler(handler)
     lines.setLevel(logging.INFO)
     lines.propagate = False
-    shown.print(f"{suite}: asking on up to {devices} phone(s); a line per task as it ends", highlight=False)
+    # Named now, so that a run that stops can be resumed by it.
+    request = request.model_copy(update={"bench_run_id": request.bench_run_id or new_id("bench")})
+    shown.print(f"{suite}: asking on up to {devices} phone(s), one task per phone at once; a line per "
+                f"task as it ends; run {request.bench_run_id} (resume it with --resume "
+                f"{request.bench_run_id})", highlight=False)
     try:
         with _local_prefect(settings):
             results = run_bench(request)
+            if count_writes and results.flow_run_id:
+                _print_writes(shown, results.flow_run_id, len(results.tasks) - results.kept)
     finally:
         lines.removeHandler(handler)
     if as_json:
         console.print_json(results.model_dump_json())
         return
+    _show_results(results, out or settings.state_dir / "bench" / results.bench_run_id, settings)
+
+
+def _show_results(results: BenchResults, folder: Path, settings: Settings) -> None:
+    """The run's table, where its files are, its Prefect run; exit 1 below expectations."""
+    from flows.bench import render_markdown
+
     console.print(Markdown(strip_controls(render_markdown(results))))
-    folder = out or settings.state_dir / "bench" / results.bench_run_id
     console.print(f"\nresults: {folder}/ (results.json, results.md, coverage.png, time.png)\n"
                   f"object store: bench/{results.bench_run_id}/", highlight=False)
     if results.flow_run_id:
@@ -116,6 +148,24 @@ def run_suite(
     if below:
         console.print(f"[red]below the suite's expected coverage:[/] {', '.join(below)}")
         raise typer.Exit(1)
+
+
+def _print_writes(shown: Console, flow_run_id: str, asked: int) -> None:
+    from flows.bench.writes import count_prefect_writes
+
+    writes = count_prefect_writes(flow_run_id)
+    shown.print(f"Prefect holds for this run: {writes.line()}; per question asked: "
+                f"{writes.line(asked)}", highlight=False)
+
+
+def _run_id(resume: str | None) -> str | None:
+    """``--resume``'s run id, checked: one line says what a run id looks like."""
+    if resume is None:
+        return None
+    if not re.fullmatch(r"bench-[A-Za-z0-9-]{1,80}", resume):
+        raise InputError(f"--resume {strip_controls(resume, keep_newlines=False)[:40]!r} is no run id",
+                         hint="give an id from `droidretriever bench list` or from the run's first line")
+    return resume
 
 
 def _schedule(settings: Settings, cron: str, request: BenchRequest) -> None:

@@ -13,7 +13,7 @@ answers pauses when asked to; :mod:`.results` writes, lists and compares results
 
 from __future__ import annotations
 
-from flows.bench.flow import bench, bench_task, run_bench
+from flows.bench.flow import ask_task, bench, run_bench
 from flows.bench.models import (
     BenchRequest,
     BenchResults,
@@ -37,8 +37,8 @@ __all__ = [
     "BenchTaskResult",
     "OperatorKind",
     "ScriptedOperator",
+    "ask_task",
     "bench",
-    "bench_task",
     "compare_results",
     "list_results",
     "load_results",

@@ -31,8 +31,12 @@ class BenchRequest(Frozen):
     operator: OperatorKind = OperatorKind.NONE
     operator_delay_s: float = Field(default=3.0, ge=0.0, le=120.0)
     only: str = ""  # only task ids containing this text
-    bench_run_id: str | None = None
+    bench_run_id: str | None = None  # an earlier run's id: resume it (its finished tasks are kept)
     out_dir: str | None = None  # a local folder for the results too (the CLI's --out)
+    # The queue: at least this long between two tasks' starts across the farm, and how long
+    # a task waits out a Prefect API that fails before it is given up (flows.bench.feed).
+    start_gap_s: float = Field(default=0.5, ge=0.0, le=60.0)
+    outage_window_s: float = Field(default=600.0, ge=0.0, le=3600.0)
 
 
 class BenchTaskResult(Frozen):
@@ -48,6 +52,11 @@ class BenchTaskResult(Frozen):
     operator_answers: int = 0  # pauses the scripted operator answered in this run
     error: str | None = None
     expected_coverage: float | None = None  # the suite's least coverage for this task
+    # When its phone took it and gave it back, and how often it was asked (more than once
+    # when the Prefect API failed under it).
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    tries: int = 1
 
     @property
     def coverage(self) -> float:
@@ -99,6 +108,7 @@ class BenchResults(Frozen):
     host: str = ""
     decomposer: str = ""  # "rules" or the model that planned
     flow_run_id: str | None = None
+    kept: int = 0  # tasks finished by an earlier attempt of this run (resumed), not asked again
 
     def summary(self) -> BenchSummary:
         """The suite's figures over every task asked."""

@@ -100,7 +100,10 @@ def test_a_wrong_cron_or_suite_is_one_line_and_nothing_starts(flow_farm: FlowFar
     env = {**os.environ, **flow_farm.env, "COLUMNS": "200",
            "DROIDRETRIEVER_PREFECT__API_URL": str(PREFECT_API_URL.value())}
     for args, said in ((["smoke", "--cron", "at two"], "not a cron expression"),
-                       (["no-such-suite"], "no suite named 'no-such-suite'")):
+                       (["no-such-suite"], "no suite named 'no-such-suite'"),
+                       (["smoke", "--resume", "../runs"], "is no run id"),
+                       (["smoke", "--resume", "bench-20261128T001200-ab12cd", "--cron", "0 2 * * *"],
+                        "--resume continues one run")):
         done = subprocess.run([CLI, "bench", "run", *args], env=env, capture_output=True, text=True,
                               timeout=60, check=False)
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
