@@ -28,7 +28,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 # Dependencies first (cached while only the code changes), pinned to the tested set.
 COPY pyproject.toml constraints.txt README.md ./
+COPY core ./core
 COPY droidretriever ./droidretriever
+COPY suites ./suites
 COPY flows ./flows
 COPY tasks ./tasks
 COPY device_farm ./device_farm
@@ -36,7 +38,7 @@ COPY inference ./inference
 COPY storage ./storage
 COPY deploy ./deploy
 RUN pip install -c constraints.txt . \
-    && python -c "import droidretriever, prefect, celery, adbutils, rapidocr_onnxruntime"
+    && python -c "import core, droidretriever, suites, prefect, celery, adbutils, rapidocr_onnxruntime"
 
 # Never root: state (spool, logs, route memory) under the user's home, a volume in compose.
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin droidretriever \

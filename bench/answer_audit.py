@@ -29,9 +29,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from core.models import Input, RunEvent, RunEventKind
 from device_farm.sim import AppSpec, Catalog, SimControlClient
 from device_farm.sim.spec import Action, ScreenSpec, Widget, WidgetType
-from droidretriever.models import Input, RunEvent, RunEventKind
 from storage import RunEventReader
 
 __all__ = ["FieldKind", "PauseSite", "PauseWatcher", "SimTruth", "TypedInput", "audit_inputs"]

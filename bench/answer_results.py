@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from bench.answer_audit import FieldKind, PauseSite, TypedInput
 from bench.results import create_figure, save_plot, write_section
+from core.models import LineSpan, SubTaskStatus
 from device_farm.sim import Catalog
-from droidretriever.models import LineSpan, SubTaskStatus
-from droidretriever.suites import ReportScore
+from suites import ReportScore
 
 __all__ = ["AGGREGATE_ONLY_SUITES", "SuiteSummary", "TaskAnswer", "is_aggregate_only", "summarize",
            "write_answers_section"]
@@ -254,7 +254,7 @@ def _suite_order(answers: Sequence[TaskAnswer]) -> list[str]:
 def _withheld_note(suite: str, answers: Sequence[TaskAnswer]) -> str:
     count = sum(1 for a in answers if a.suite == suite)
     return (f"{count} questions, reported only in the summary table above: per-task rows would tell "
-            f"the questions (`droidretriever/suites/{suite.split(' ', 1)[0]}/README.md`).")
+            f"the questions (`suites/{suite.split(' ', 1)[0]}/README.md`).")
 
 
 def write_answers_section(answers: Sequence[TaskAnswer], command: str, total_s: float, catalog: Catalog) -> Path:
@@ -276,7 +276,7 @@ the report. Phones are reset before each question to its starting state (its sim
 signed-out apps logged out). Nobody answers pauses: a login wall ends its app as `needs_user`
 after 5 s, so questions that expect one score only what their other apps found.
 
-Scoring (`droidretriever/suites/scoring.py`): a scoring point counts only where the report states
+Scoring (`suites/scoring.py`): a scoring point counts only where the report states
 it as an answer, in a claim (a sentence, list item or table row carrying a citation), never in
 the lines the extractive writer copies from a page when nothing matches the question
 (`Report.page_dumps`); a value the task lists as wrong (another record, one the question's filter

@@ -6,9 +6,9 @@ decomposer, copilot with route memory / skills / explorer, extractive
 synthesis), on phones reset to the task's starting state (its simulated day,
 its ``signed_out`` apps logged out). The plan is always the product's own:
 nothing here reads the suites' scripted paths or their search terms (an
-import-linter contract keeps ``droidretriever.suites.subtasks`` out).
+import-linter contract keeps ``suites.subtasks`` out).
 
-Scoring is ``droidretriever.suites.scoring``: a scoring point counts only in a
+Scoring is ``suites.scoring``: a scoring point counts only in a
 cited claim of the report's answer, never from a page the extractive writer
 copied because nothing matched (``Report.page_dumps``), and a wrong value
 stated (another record, one a filter excludes) counts against accuracy.
@@ -25,7 +25,7 @@ latency: this measures answers, not speed), one worker process per phone.
 Route memory starts empty and learns as the run goes. Nobody answers pauses:
 a login wall ends its app as ``needs_user`` after a few seconds.
 
-``--suite heldout`` measures the held-out questions (``droidretriever/suites/heldout``)
+``--suite heldout`` measures the held-out questions (``suites/heldout``)
 on their own, never with ``all``, and always whole (``--only`` is refused): what it
 writes and prints names none of its tasks (``bench.answer_results.AGGREGATE_ONLY_SUITES``).
 """
@@ -49,14 +49,14 @@ from bench.answer_results import (
 from bench.flows import bench_services
 from bench.maps import load_maps_into
 from bench.results import parse_bench_args
+from core.config import load_settings
+from core.errors import DroidRetrieverError
+from core.models import RunEventKind, new_id
+from core.redis_client import open_redis
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimControlClient, load_catalog
-from droidretriever.config import load_settings
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import RunEventKind, new_id
-from droidretriever.redis_client import open_redis
-from droidretriever.suites import ReportScore, SuiteTask, load_suite, score_task_report
 from storage import ObjectStore, RunEventReader, open_object_store
+from suites import ReportScore, SuiteTask, load_suite, score_task_report
 
 __all__ = ["SUITE_CHOICES", "TaskAnswer", "answer_task", "main", "old_rule_points"]
 

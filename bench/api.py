@@ -51,14 +51,8 @@ from bench.results import (
     write_section,
 )
 from bench.services import running_store
-from deploy.farm import ProcessRecord, start_process, stop_processes
-from deploy.local import read_api_token
-from device_farm.adb_client import list_adb_devices
-from device_farm.adb_driver import AdbDriver
-from device_farm.models import DeviceInfo, DeviceState
-from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings, load_settings
-from droidretriever.models import (
+from core.config import Settings, load_settings
+from core.models import (
     Point,
     Query,
     RunEvent,
@@ -67,7 +61,13 @@ from droidretriever.models import (
     RunStatus,
     new_id,
 )
-from droidretriever.redis_client import open_redis
+from core.redis_client import open_redis
+from deploy.farm import ProcessRecord, start_process, stop_processes
+from deploy.local import read_api_token
+from device_farm.adb_client import list_adb_devices
+from device_farm.adb_driver import AdbDriver
+from device_farm.models import DeviceInfo, DeviceState
+from device_farm.registry import DeviceRegistry
 from droidretriever.testing import free_port, running_redis, wait_for_port
 from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from flows.keys import waiting_key

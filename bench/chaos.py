@@ -42,13 +42,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from bench.results import create_figure, parse_bench_args, save_plot, write_section
+from core.errors import DroidRetrieverError
+from core.models import RunStatus, new_id
 from device_farm.models import DeviceInfo
 from device_farm.sim import SimControlClient
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import RunStatus, new_id
-from droidretriever.suites import load_suite
 from droidretriever.testing import Fault, LocalStack
 from storage import RunKeys, StorageError, open_object_store
+from suites import load_suite
 
 __all__ = ["FAULT_KINDS", "ChaosMonkey", "RunRecord", "ask_question", "main"]
 
@@ -118,7 +118,7 @@ def ask_question(question: str, phase: str, origin: float, timeout_s: float) -> 
 
 def inspect_run(record: RunRecord) -> RunRecord:
     """The run's manifest and stored captures (after the spool was flushed)."""
-    from droidretriever.config import load_settings
+    from core.config import load_settings
     from flows.runtime import open_services
 
     services = open_services(load_settings())

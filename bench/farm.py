@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 from bench.results import create_figure, parse_bench_args, save_plot, summarize_ms, write_section
+from core.config import Settings, load_settings
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
 from device_farm.adb_driver import AdbDriver
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port, running_redis, wait_for_port
 from tasks.worker import FarmClient, create_celery_app
 from tasks.worker.farm_tasks import (

@@ -30,11 +30,11 @@ from bench.results import (
     write_section,
 )
 from bench.services import running_store
+from core.config import load_settings
+from core.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
 from deploy.farm import ProcessRecord, start_process, stop_processes
 from device_farm.adb_client import list_adb_devices
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import load_settings
-from droidretriever.models import PageMode, RunEvent, RunEventKind, SubTask, new_id
 from droidretriever.testing import free_port, running_redis, wait_for_port
 
 __all__ = ["bench_big_mac", "bench_overhead", "bench_services", "main", "plot_big_mac"]
@@ -196,8 +196,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=2)
     args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory() as tmp, bench_services(Path(tmp), 3, "realistic") as serials:
+        from core.config import LatencyProfile
         from device_farm.sim import ControlRequest, SimControlClient
-        from droidretriever.config import LatencyProfile
 
         port = int(DeviceRegistry.from_settings(load_settings()).info(serials[0]).adb_port)
         control = SimControlClient("127.0.0.1", port)

@@ -22,10 +22,10 @@ import numpy as np
 from PIL import Image
 
 from bench.results import parse_bench_args, percentile, summarize_ms, write_section
+from core.config import RedisSettings, S3Settings, Settings, StackSettings, load_settings
+from core.models import RunEvent, RunEventKind
+from core.redis_client import open_redis
 from deploy.local import RedisService, SeaweedService, ensure_stack_secrets, is_port_free
-from droidretriever.config import RedisSettings, S3Settings, Settings, StackSettings, load_settings
-from droidretriever.models import RunEvent, RunEventKind
-from droidretriever.redis_client import open_redis
 from storage import FakeObjectStore, RunEventPublisher, RunEventReader, S3ObjectStore
 
 __all__ = ["main"]

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.results import create_figure, parse_bench_args, save_plot, write_section
+from core.config import PerceptionSettings
+from core.models import AppMap, MapBudget
+from core.recordings import find_data_dir
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceObservation
 from device_farm.sim import SimServer, load_catalog, load_recordings
 from device_farm.sim.replay import ReplayApp
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import AppMap, MapBudget
-from droidretriever.recordings import find_data_dir
 from inference.perception import Perceiver
 from storage import FakeObjectStore, MapStore, ObjectStore
 from tasks.mapping import MapBuilder

@@ -22,12 +22,10 @@ import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
 from bench.results import create_figure, parse_bench_args, percentile, save_plot, write_section
+from core.config import BudgetSettings, LLMEndpoint, PerceptionSettings
+from core.models import PageMode, PageType, Point, SubTask, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import Catalog, SimServer, load_catalog
-from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import PageMode, PageType, Point, SubTask, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite
-from droidretriever.suites.subtasks import subtask_for
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what
 # a navigator model would, so the benchmark can count model calls without a model.
@@ -39,6 +37,8 @@ from inference.perception import Perceiver, Perception, count_tokens
 from inference.policies import compact_history, describe_for_navigator, goal_text
 from inference.prompts import render_prompt
 from storage import FakeObjectStore
+from suites import Study, SuiteTask, load_suite
+from suites.subtasks import subtask_for
 from tasks.capture import CaptureRequest, capture_scrolling, stitch_frames
 from tasks.navigate import (
     Copilot,

@@ -29,9 +29,9 @@ from bench.results import (
     summarize_ms,
     write_section,
 )
+from core.config import PerceptionSettings
+from core.models import Bounds
 from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds
 from droidretriever.testing import observe_with_adbutils
 from inference.perception import (
     CachedOcrEngine,

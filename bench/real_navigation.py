@@ -1,7 +1,7 @@
 """Navigation on real apps nobody here wrote: the recorded task sequences, replayed on replay phones.
 
 ``python -m bench.real_navigation`` takes every goal of
-``droidretriever/suites/real_apps/goals.yaml``, finds its target screen by
+``suites/real_apps/goals.yaml``, finds its target screen by
 playing the person's recorded events on the recording's replay graph, and
 runs the copilot loop (``tasks.navigate.navigate_subtask``) on a replay phone
 through the ADB protocol, once per policy:
@@ -32,11 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.results import create_figure, parse_bench_args, save_plot, write_section
-from device_farm.adb_driver import AdbDriver
-from device_farm.sim import ReplayApp, ReplayStep, SimServer, load_recordings
-from device_farm.sim.replay.tasks import TaskPlay, play_task
-from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings, load_settings
-from droidretriever.models import (
+from core.config import BudgetSettings, LLMEndpoint, PerceptionSettings, load_settings
+from core.models import (
     Action,
     AppMap,
     Back,
@@ -52,14 +49,10 @@ from droidretriever.models import (
     UIElement,
     new_id,
 )
-from droidretriever.recordings import DroidbotEvent, find_data_dir, load_droidbot_task
-from droidretriever.suites import (
-    AppSplit,
-    RecordedGoal,
-    load_app_split,
-    load_recorded_goals,
-    recorded_subtask,
-)
+from core.recordings import DroidbotEvent, find_data_dir, load_droidbot_task
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import ReplayApp, ReplayStep, SimServer, load_recordings
+from device_farm.sim.replay.tasks import TaskPlay, play_task
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what a navigator
 # following the person's demonstration would, so the model path runs without a model.
@@ -68,6 +61,13 @@ from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver, Perception
 from storage import FakeObjectStore, MapStore
+from suites import (
+    AppSplit,
+    RecordedGoal,
+    load_app_split,
+    load_recorded_goals,
+    recorded_subtask,
+)
 from tasks.mapping import MapBuilder
 from tasks.navigate import (
     Copilot,
@@ -426,7 +426,7 @@ def main() -> None:
     excluded = "\n".join(f"- {g.task} ({g.app}): {why}" for g, why in left)
     picture = plot_runs(navigation, policies)
     body = f"""
-Goals: `droidretriever/suites/real_apps/goals.yaml`, one per task sequence a person recorded with DroidBot
+Goals: `suites/real_apps/goals.yaml`, one per task sequence a person recorded with DroidBot
 on a real app ({len(goals)} tasks), written before any measurement. Phones: replay phones serving
 `shared/data/droidbot-real` (`device_farm/sim/replay`), driven through the ADB protocol by the copilot
 loop (`navigate_subtask`, one try, no OCR). Target: the screen the person's recorded events reach on the
@@ -439,7 +439,7 @@ Off-graph actions: actions the recording holds no outcome for (the screen stays 
 |---|---|---|---|---|
 {chr(10).join(rows)}
 
-The apps are split in two before any app-map work (`droidretriever/suites/real_apps/split.yaml`):
+The apps are split in two before any app-map work (`suites/real_apps/split.yaml`):
 tuning apps ({', '.join(split.tuning)}) may be looked at while building general mechanisms; held-out
 apps ({', '.join(split.held_out)}) are only measured. Without a model:
 

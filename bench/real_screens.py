@@ -33,9 +33,9 @@ from rapidfuzz import fuzz, utils
 
 from bench.ocr_store import StoredOcrEngine
 from bench.results import create_figure, parse_bench_args, save_plot, summarize_ms, write_section
-from droidretriever.config import PerceptionSettings, load_settings
-from droidretriever.models import Bounds
-from droidretriever.recordings import DroidbotState, DroidbotView, find_data_dir
+from core.config import PerceptionSettings, load_settings
+from core.models import Bounds
+from core.recordings import DroidbotState, DroidbotView, find_data_dir
 from inference.errors import GroundingError
 from inference.perception import (
     Observation,

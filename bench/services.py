@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.config import S3Settings, StackSettings, load_settings
 from deploy.local import SeaweedService, ensure_stack_secrets
-from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.testing import free_port, free_port_block
 
 __all__ = ["running_store"]

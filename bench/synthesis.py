@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.results import parse_bench_args, percentile, summarize_ms, write_section
-from droidretriever.models import AppStatus, Query, SubTaskStatus
+from core.models import AppStatus, Query, SubTaskStatus
 from droidretriever.testing import DrawnCapture, draw_capture, menu_card
 from tasks.synthesis.citations import CitationRef, parse_citations
 from tasks.synthesis.evidence import FolderStore

@@ -33,13 +33,8 @@ from typing import Literal
 from PIL import Image
 
 from bench.results import create_figure, parse_bench_args, percentile, save_plot, write_section
-from device_farm.adb_driver import AdbDriver
-from device_farm.models import Key
-from device_farm.sim import Catalog, SimServer, load_catalog
-from device_farm.sim.layout import STYLE_SP, Display
-from device_farm.sim.spec import TextStyle
-from droidretriever.config import MAX_PIXELS, BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import (
+from core.config import MAX_PIXELS, BudgetSettings, LLMEndpoint, PerceptionSettings
+from core.models import (
     AppStatus,
     Capture,
     InstalledApp,
@@ -48,8 +43,11 @@ from droidretriever.models import (
     SubTaskStatus,
     new_id,
 )
-from droidretriever.suites import Study, SuiteTask, load_suite
-from droidretriever.suites.subtasks import subtask_for
+from device_farm.adb_driver import AdbDriver
+from device_farm.models import Key
+from device_farm.sim import Catalog, SimServer, load_catalog
+from device_farm.sim.layout import STYLE_SP, Display
+from device_farm.sim.spec import TextStyle
 
 # A test double, used as one: the recording server stands in for vLLM and counts what it is sent.
 from droidretriever.testing import RecordedRequest, RecordingOpenAIServer, ServedModel
@@ -60,6 +58,8 @@ from inference.perception import Perceiver, count_tokens
 from inference.policies import is_dialog_open
 from inference.prompts import render_prompt
 from storage import FakeObjectStore
+from suites import Study, SuiteTask, load_suite
+from suites.subtasks import subtask_for
 from tasks.navigate import (
     Copilot,
     NavigateRequest,

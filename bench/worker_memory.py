@@ -60,8 +60,8 @@ def _process_memory_kb(pid: int) -> tuple[int, int]:
 
 def print_farm_memory(phones: int = 32) -> None:
     """A row per process of the running farm, then what ``phones`` workers and one OCR service hold."""
+    from core.config import load_settings
     from deploy.farm import is_running, read_manifest, shared_ocr_engine
-    from droidretriever.config import load_settings
 
     settings = load_settings()
     manifest = read_manifest(settings.state_dir)

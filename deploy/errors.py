@@ -1,6 +1,6 @@
 """Errors of the deployment layer (the embedded local stack).
 
-    droidretriever.errors.DroidRetrieverError
+    core.errors.DroidRetrieverError
      +-- ServiceError                a local service cannot start, stop or answer
           +-- PortTakenError         its port is held by a process that is not ours
           +-- ServiceStartError      it exited or stayed unhealthy while starting
@@ -11,7 +11,7 @@ Messages name the service and its log file; hints name the setting to change
 
 from __future__ import annotations
 
-from droidretriever.errors import ServiceError
+from core.errors import ServiceError
 
 __all__ = ["PortTakenError", "ServiceError", "ServiceStartError"]
 

@@ -16,13 +16,13 @@ from datetime import date
 
 from lxml import etree
 
+from core.models import InstalledApp, Point, ScrollDirection
 from device_farm.adb_client import NoSpawnAdbClient, parse_focus, parse_wm_size
 from device_farm.adb_shell import PhoneShell
 from device_farm.driver import plan_scroll
 from device_farm.errors import DeviceCommandFailed, InputNotApplied
 from device_farm.models import DeviceInfo, DeviceObservation, Key, ObserveTimings, TextEntry
 from device_farm.screencap import RawFrame, decode_raw_screencap, encode_png
-from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["ADB_KEYBOARD_IME", "AdbDriver"]
 

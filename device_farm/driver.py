@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import date
 from typing import Protocol, runtime_checkable
 
+from core.models import InstalledApp, Point, ScrollDirection
 from device_farm.models import DeviceObservation, Key, TextEntry
-from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["Driver", "plan_scroll"]
 

@@ -1,6 +1,6 @@
 """Errors of the device farm.
 
-    DroidRetrieverError                    droidretriever.errors
+    DroidRetrieverError                    core.errors
      +-- DeviceError                       anything a phone, its driver or the farm reports
           +-- DeviceLost                   the phone (or the adb server behind it) is gone
           +-- DeviceTimeout                the phone did not answer in time
@@ -20,7 +20,7 @@ Every error carries the serial it concerns (empty when none) and a hint.
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 
 __all__ = [
     "DeviceBusy",

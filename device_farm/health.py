@@ -20,13 +20,13 @@ from datetime import date
 
 import redis
 
+from core.models import InstalledApp, Point, ScrollDirection
 from device_farm.adb_client import list_adb_devices
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError, DeviceLost, DeviceQuarantined, DeviceTimeout
 from device_farm.keys import device_info_key, device_key, heartbeat_key
 from device_farm.models import DeviceObservation, DeviceState, DeviceStatus, Key, TextEntry
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["HealthCheckedDriver", "down_reason", "find_down_phones", "probe_device"]
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from droidretriever.models import Frozen, InstalledApp
+from core.models import Frozen, InstalledApp
 
 __all__ = [
     "DeviceInfo",

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 
 import redis
 
+from core.config import FarmSettings, Settings
+from core.models import InstalledApp
+from core.redis_client import open_redis
 from device_farm.errors import DeviceError
 from device_farm.keys import DEVICES_KEY, device_info_key, device_key, heartbeat_key
 from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, DeviceStatus, InflightTask
-from droidretriever.config import FarmSettings, Settings
-from droidretriever.models import InstalledApp
-from droidretriever.redis_client import open_redis
 
 __all__ = ["DeviceRegistry"]
 

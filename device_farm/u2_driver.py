@@ -22,6 +22,7 @@ import cv2
 import numpy as np
 import uiautomator2.exceptions as u2e
 
+from core.models import InstalledApp, Point, ScrollDirection
 from device_farm.adb_driver import AdbDriver
 from device_farm.driver import plan_scroll
 from device_farm.errors import (
@@ -32,7 +33,6 @@ from device_farm.errors import (
     InputNotApplied,
 )
 from device_farm.models import DeviceObservation, Key, ObserveTimings, TextEntry
-from droidretriever.models import InstalledApp, Point, ScrollDirection
 
 __all__ = ["U2Driver", "U2Rpc", "connect_u2"]
 

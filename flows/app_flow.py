@@ -31,10 +31,8 @@ from prefect.exceptions import FlowPauseTimeout, PrefectException
 from prefect.flow_runs import pause_flow_run
 from prefect.states import Running
 
-from device_farm.errors import DeviceError
-from device_farm.health import find_down_phones
-from droidretriever.config import load_settings
-from droidretriever.models import (
+from core.config import load_settings
+from core.models import (
     RunEventKind,
     RunManifest,
     RunStatus,
@@ -43,6 +41,8 @@ from droidretriever.models import (
     SubTaskStatus,
     Trace,
 )
+from device_farm.errors import DeviceError
+from device_farm.health import find_down_phones
 from flows.beacons import Beacon
 from flows.dispatch import LeaseKeeper, navigate_subtask
 from flows.errors import AttemptFailedError

@@ -45,8 +45,8 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.exceptions import PrefectException
 
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import RunStatus, utcnow
+from core.errors import DroidRetrieverError
+from core.models import RunStatus, utcnow
 from flows.beacons import redis_uptime_s
 from flows.ending import end_run_everywhere
 from flows.errors import FlowError

@@ -29,10 +29,8 @@ from prefect.context import TaskRunContext
 from prefect.tasks import Task
 from redis import Redis
 
-from device_farm.errors import DeviceError, DeviceTimeout
-from device_farm.leases import LeaseManager
-from droidretriever.config import load_settings
-from droidretriever.models import (
+from core.config import load_settings
+from core.models import (
     RunEventKind,
     RunManifest,
     SubTask,
@@ -42,6 +40,8 @@ from droidretriever.models import (
     merge_tallies,
     tally_fallbacks,
 )
+from device_farm.errors import DeviceError, DeviceTimeout
+from device_farm.leases import LeaseManager
 from flows.errors import AttemptFailedError, ModelConfigError
 from flows.keys import tips_key
 from flows.runtime import open_services

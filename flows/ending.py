@@ -28,7 +28,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from prefect.exceptions import PrefectException
 from prefect.states import Cancelled, Crashed
 
-from droidretriever.models import RunStatus
+from core.models import RunStatus
 from flows.errors import FlowError
 from flows.keys import waiting_key
 from flows.pause_queue import PauseQueue

@@ -1,6 +1,6 @@
 """Errors of the orchestration layer (flows/).
 
-    droidretriever.errors.DroidRetrieverError
+    core.errors.DroidRetrieverError
      +-- FlowError                     anything flows/ raises on purpose
           +-- NoAppsError              no phone of the farm has an app the question needs
           +-- ModelConfigError         a role's model refused requests (4xx): the run stops with the fix
@@ -20,8 +20,8 @@ flow keeps waiting for the same result (see flows/dispatch.py).
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import SubTaskResult
+from core.errors import DroidRetrieverError
+from core.models import SubTaskResult
 
 __all__ = [
     "AppNotStartedError",

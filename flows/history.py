@@ -15,7 +15,7 @@ from prefect.client.schemas.filters import FlowFilter, FlowFilterName
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.exceptions import PrefectException
 
-from droidretriever.models import Frozen
+from core.models import Frozen
 from flows.errors import FlowError
 
 __all__ = ["RunListing", "list_runs"]

@@ -26,9 +26,9 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.deployments.runner import RunnerDeployment
 
-from droidretriever.config import load_settings
-from droidretriever.errors import InputError
-from droidretriever.models import InstalledApp, RunEventKind, new_id
+from core.config import load_settings
+from core.errors import InputError
+from core.models import InstalledApp, RunEventKind, new_id
 from flows.runtime import open_services
 from tasks.mapping.task import BUILD_MAP, MapBuildRequest, MapBuildResult, budget_from
 

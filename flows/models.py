@@ -12,7 +12,7 @@ from typing import Literal, Self
 from prefect.input import RunInput
 from pydantic import Field, model_validator
 
-from droidretriever.models import Frozen, Heard, PageMode, Report, RiskCategory, SubTaskResult
+from core.models import Frozen, Heard, PageMode, Report, RiskCategory, SubTaskResult
 
 __all__ = ["AppOutcome", "CrashedRun", "PersonInput", "RetrieveRequest", "RunOutcome"]
 

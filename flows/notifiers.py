@@ -22,10 +22,10 @@ from typing import Literal, Protocol, Self
 import httpx
 from pydantic import BaseModel, ConfigDict, HttpUrl, model_validator
 
-from droidretriever.config import Settings
-from droidretriever.models import utcnow
-from droidretriever.private_files import make_private_dir
-from droidretriever.text import mask_url, strip_controls
+from core.config import Settings
+from core.models import utcnow
+from core.private_files import make_private_dir
+from core.text import mask_url, strip_controls
 from flows.errors import NotifierError
 from flows.webhook_targets import check_webhook_target
 from tasks.synthesis import ChangeSummary

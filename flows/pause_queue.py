@@ -26,8 +26,8 @@ import httpx
 import redis
 from pydantic import Field, ValidationError
 
+from core.models import Frozen, RiskCategory, utcnow
 from device_farm.health import find_down_phones
-from droidretriever.models import Frozen, RiskCategory, utcnow
 from flows.keys import PAUSE_EVENTS_KEY, PAUSES_KEY, waiting_key
 
 __all__ = [

@@ -30,7 +30,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.exceptions import PrefectException
 from prefect.flow_runs import resume_flow_run
 
-from droidretriever.config import Settings, load_settings
+from core.config import Settings, load_settings
 from flows.crashes import mark_run_crashed
 from flows.errors import FlowError, RunNotPausedError, RunOrphanedError
 from flows.keys import waiting_key

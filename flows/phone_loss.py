@@ -30,10 +30,10 @@ import redis
 from prefect.exceptions import PrefectException
 from prefect.flow_runs import resume_flow_run
 
+from core.models import RunEventKind, SubTask
 from device_farm.errors import DeviceError
 from device_farm.health import find_down_phones
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import RunEventKind, SubTask
 from flows.models import PersonInput
 from flows.runtime import FlowServices
 from tasks.worker.queues import app_queue

@@ -23,9 +23,9 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as current_run
 
-from droidretriever.config import load_settings
-from droidretriever.errors import DroidRetrieverError, InputError
-from droidretriever.models import (
+from core.config import load_settings
+from core.errors import DroidRetrieverError, InputError
+from core.models import (
     Edge,
     Heard,
     InstalledApp,
@@ -44,7 +44,7 @@ from droidretriever.models import (
     new_id,
     tally_fallbacks,
 )
-from droidretriever.text import strip_controls
+from core.text import strip_controls
 from flows.app_flow import run_app
 from flows.beacons import Beacon
 from flows.errors import AppNotStartedError, FlowError, NoAppsError, RunFailedError

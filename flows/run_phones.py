@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
-from droidretriever.models import Frozen, RunManifest, RunStatus, SubTask
+from core.models import Frozen, RunManifest, RunStatus, SubTask
 from flows.pause_queue import PauseEntry
 
 __all__ = ["PhoneDoing", "PhoneWork", "describe_phones", "shown_status"]

@@ -56,9 +56,9 @@ from prefect.states import Crashed, Pending
 from prefect.utilities.engine import propose_state_sync
 from pydantic import ValidationError
 
-from droidretriever.config import Settings, load_settings
-from droidretriever.models import ServingStatus, utcnow
-from droidretriever.redis_client import open_redis
+from core.config import Settings, load_settings
+from core.models import ServingStatus, utcnow
+from core.redis_client import open_redis
 from flows.errors import FlowError
 from flows.keys import RUNNER_WAKE_CHANNEL
 from flows.models import RetrieveRequest

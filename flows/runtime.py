@@ -21,10 +21,10 @@ from contextlib import contextmanager
 import redis
 from celery import Celery
 
+from core.config import Settings
+from core.models import RunEvent, RunEventKind, RunManifest, RunStatus, SubTaskStatus
+from core.redis_client import open_redis
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings
-from droidretriever.models import RunEvent, RunEventKind, RunManifest, RunStatus, SubTaskStatus
-from droidretriever.redis_client import open_redis
 from storage import (
     Fences,
     ManifestStore,
@@ -161,7 +161,7 @@ class FlowServices:
 def use_prefect_server(settings: Settings) -> Iterator[None]:
     """Run Prefect code in this process against ``settings.prefect``, riding out its restarts.
 
-    The same settings :meth:`~droidretriever.config.PrefectSettings.client_env` gives a
+    The same settings :meth:`~core.config.PrefectSettings.client_env` gives a
     child process: the server's URL and credentials, never a temporary server, and enough client
     retries (Prefect's own, with backoff and jitter) to wait out ``retry_window_s``.
     """

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import ServingStatus
-from droidretriever.private_files import write_private
+from core.config import Settings, load_settings
+from core.errors import DroidRetrieverError
+from core.models import ServingStatus
+from core.private_files import write_private
 from flows.bench.schedules import BenchScheduleStore, bench_deployment_name, to_bench_deployment
 from flows.crashes import sweep_crashed_runs
 from flows.maps import maps_deployment

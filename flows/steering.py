@@ -44,9 +44,9 @@ from typing import Literal
 import redis
 from pydantic import Field, ValidationError
 
+from core.models import Frozen, RunEvent, RunEventKind, RunManifest, RunStatus, utcnow
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import Frozen, RunEvent, RunEventKind, RunManifest, RunStatus, utcnow
 from flows.errors import RunNotPausedError, RunOrphanedError, SteeringConflict
 from flows.keys import steer_key, steer_lock_key, takeover_key
 from flows.pause_queue import PauseEntry, PauseQueue

@@ -26,8 +26,8 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectNotFound, PrefectException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from droidretriever.config import load_settings
-from droidretriever.models import Capture, PageMode, utcnow
+from core.config import load_settings
+from core.models import Capture, PageMode, utcnow
 from flows.errors import SubscriptionError
 from flows.models import RetrieveRequest
 from flows.notifiers import ChangeNotice, NotifierSpec, notifier_for

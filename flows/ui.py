@@ -17,7 +17,7 @@ from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 from prefect.exceptions import PrefectException
 
-from droidretriever.models import Capture, Report, TokenLedger
+from core.models import Capture, Report, TokenLedger
 from tasks.synthesis import render_report_markdown
 
 __all__ = ["add_flow_run_tags", "artifact_key", "current_flow_run_id", "model_rows", "publish_artifacts"]

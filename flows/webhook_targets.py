@@ -24,8 +24,8 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-from droidretriever.config import Settings
-from droidretriever.text import mask_url
+from core.config import Settings
+from core.text import mask_url
 from flows.errors import NotifierError
 
 __all__ = ["METADATA_ADDRESSES", "check_webhook_target", "stack_ports"]

@@ -27,8 +27,8 @@ import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.config import LLMEndpoint, Settings
-from droidretriever.text import mask_url
+from core.config import LLMEndpoint, Settings
+from core.text import mask_url
 from inference.errors import TranscriberUnavailableError, TranscriptionError
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Errors raised by the inference layer (perception, LLM roles, ASR).
 
-    DroidRetrieverError                    droidretriever.errors
+    DroidRetrieverError                    core.errors
      +-- InferenceError                    any inference failure
           +-- PerceptionError              a screen could not be understood
           |    +-- HierarchyError          malformed or unreadable uiautomator dump
@@ -35,8 +35,8 @@ step when it has them, and the hint says what to do.
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import ModelCall
+from core.errors import DroidRetrieverError
+from core.models import ModelCall
 
 __all__ = [
     "BackendUnavailableError",

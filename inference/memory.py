@@ -35,7 +35,7 @@ from typing import Protocol
 import bm25s
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from droidretriever.models import (
+from core.models import (
     Action,
     Input,
     LongPress,

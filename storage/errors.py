@@ -1,6 +1,6 @@
 """Errors of the storage layer (object store, spool, manifests, run events).
 
-    droidretriever.errors.DroidRetrieverError
+    core.errors.DroidRetrieverError
      +-- StorageError                  anything storage raises on purpose
           +-- ObjectNotFoundError      the key does not exist (nor is it spooled)
           +-- StoreUnavailableError    the object store cannot be reached after retries
@@ -18,7 +18,7 @@ foreign exception.
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 
 __all__ = [
     "EventStreamError",

@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast
 import redis
 from pydantic import ValidationError
 
-from droidretriever.models import RunEvent, RunEventKind
+from core.models import RunEvent, RunEventKind
 from storage.errors import EventStreamError, ObjectNotFoundError, StorageError
 from storage.keys import RunKeys, seq_key, stream_key
 from storage.objects import ObjectStore

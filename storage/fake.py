@@ -13,7 +13,7 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
-from droidretriever.models import utcnow
+from core.models import utcnow
 from storage.errors import ObjectNotFoundError, StorageError, StoreUnavailableError
 from storage.keys import validate_key
 from storage.objects import ObjectInfo, guess_content_type

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from droidretriever.models import RunManifest, utcnow
+from core.models import RunManifest, utcnow
 from storage.errors import ManifestError, ObjectNotFoundError
 from storage.keys import RunKeys
 from storage.objects import ObjectStore

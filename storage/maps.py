@@ -15,7 +15,7 @@ import logging
 
 from pydantic import ValidationError
 
-from droidretriever.models import AppMap
+from core.models import AppMap
 from storage.errors import MapFormatError
 from storage.keys import validate_key
 from storage.objects import ObjectStore

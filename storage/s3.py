@@ -27,8 +27,8 @@ import urllib3
 from minio import Minio
 from minio.error import InvalidResponseError, S3Error, ServerError
 
-from droidretriever.config import S3Settings
-from droidretriever.text import mask_url
+from core.config import S3Settings
+from core.text import mask_url
 from storage.errors import (
     ObjectNotFoundError,
     StorageError,

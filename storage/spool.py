@@ -27,8 +27,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.models import utcnow
-from droidretriever.private_files import FILE_MODE, make_private_dir, write_private
+from core.models import utcnow
+from core.private_files import FILE_MODE, make_private_dir, write_private
 from storage.errors import SpoolError, StorageError, StoreUnavailableError
 from storage.keys import validate_key
 from storage.objects import ObjectInfo, ObjectStore, guess_content_type

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.config import Settings
+from core.config import Settings
 from storage.s3 import S3ObjectStore
 from storage.spool import Spool, SpoolingObjectStore, SpoolUsage
 

@@ -32,7 +32,7 @@ from typing import Protocol
 import redis
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.models import utcnow
+from core.models import utcnow
 from tasks.errors import ControlChannelError
 from tasks.keys import control_ack_key, control_key, loop_subtask_key, watched_key
 

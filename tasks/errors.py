@@ -1,6 +1,6 @@
 """Errors of the task layer (navigation loop, scrolling capture, stitching, control channel).
 
-    DroidRetrieverError                    droidretriever.errors
+    DroidRetrieverError                    core.errors
      +-- CopilotError                      the copilot could not do its job
      |    +-- CaptureError                 a scrolling capture failed (frames unreadable, store down)
      |    +-- ControlChannelError          the control channel (Redis) cannot be read or written
@@ -14,7 +14,7 @@ translated into ``CaptureError`` where a capture is being saved.
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 
 __all__ = ["CaptureError", "ControlChannelError", "CopilotError", "StitchError"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from droidretriever.config import Settings
-from droidretriever.models import (
+from core.config import Settings
+from core.models import (
     ActRequest,
     AppStatus,
     Capture,

@@ -19,10 +19,7 @@ from typing import Self
 import redis
 from pydantic import Field, SecretStr, model_validator
 
-from device_farm.driver import Driver
-from device_farm.errors import InputNotApplied
-from device_farm.models import Key
-from droidretriever.models import (
+from core.models import (
     Action,
     Back,
     Frozen,
@@ -34,6 +31,9 @@ from droidretriever.models import (
     Swipe,
     Tap,
 )
+from device_farm.driver import Driver
+from device_farm.errors import InputNotApplied
+from device_farm.models import Key
 from storage import ObjectStore, RunKeys
 from tasks.keys import takeover_steps_key
 from tasks.navigate.copilot import EventSink

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from core.config import S3Settings, StackSettings, load_settings
 from deploy.local import SeaweedService, ensure_stack_secrets
-from droidretriever.config import S3Settings, StackSettings, load_settings
 from droidretriever.testing import free_port, free_port_block, running_redis
 
 # Fixtures that start a real service (Redis, S3, Prefect, a farm of workers, the HTTP stack). A

@@ -2,7 +2,7 @@
 
 The project's standard (issue 28, "The rules become data"): no rule, vocabulary entry, skill or
 comment may name the content of one task or one app's screen; they describe kinds of screens.
-This test reads every task of every suite of ``droidretriever/suites`` (``SUITES``: the paper's,
+This test reads every task of every suite of ``suites`` (``SUITES``: the paper's,
 the examples, the general, held-out and dev questions) and the goals of the real-app recordings
 (``real_apps/goals.yaml``), and fails when one of the following is written anywhere in a ``.py``
 or ``.yaml`` file under ``inference/`` or ``tasks/``, comments and docstrings included.
@@ -65,12 +65,12 @@ import jieba
 import pytest
 import yaml
 
-from droidretriever.models import InstalledApp
-from droidretriever.suites import load_suite
-from droidretriever.suites.task import SUITES, SUITES_DIR
+from core.models import InstalledApp
 from inference.rules.apps import load_app_aliases, strip_app_names
 from inference.rules.dictionary import load_dictionary
 from inference.rules.segment import split_words
+from suites import load_suite
+from suites.task import SUITES, SUITES_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT_DIRS = ("inference", "tasks")

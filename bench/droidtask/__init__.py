@@ -1,7 +1,7 @@
 """DroidTask on replay phones, scored with the UICOMPASS paper's metrics (SR, ACP, OSR, SPL).
 
 ``python -m bench.droidtask`` takes the 94 tasks of ``shared/data/droidtask``
-(8 apps of AutoDroid's DroidTask; :mod:`droidretriever.recordings.droidtask`
+(8 apps of AutoDroid's DroidTask; :mod:`core.recordings.droidtask`
 reads them), serves each app's DroidBot recording on a replay phone (screens
 drawn from the recorded views: the dataset has no screenshots), starts the app
 fresh, and runs the copilot loop (``tasks.navigate.navigate_subtask``) with the

@@ -1,6 +1,6 @@
 """The DroidTask ground truth on the replay graph: each task as a case the runs are scored against.
 
-A task's steps (:mod:`droidretriever.recordings.droidtask`) become DroidBot
+A task's steps (:mod:`core.recordings.droidtask`) become DroidBot
 events on its app's replay graph, with the scrolls a step needs where its
 element is on a scrolled view of the page, and, where the task starts away from
 the app's first screen, the recorded way there. The project's risk gate judges
@@ -18,12 +18,8 @@ from pathlib import Path
 
 from bench.droidtask.scoring import Move, Shown, is_final
 from bench.real_navigation import action_for
-from device_farm.sim import ReplayApp, load_recordings
-from device_farm.sim.replay import EdgeKind, ReplayEdge, ReplayScreen, ViewKey
-from device_farm.sim.replay.hit import find_receiver
-from device_farm.sim.replay.tasks import TaskPlay, play_task
-from droidretriever.models import Input, LongPress, Tap
-from droidretriever.recordings import (
+from core.models import Input, LongPress, Tap
+from core.recordings import (
     DroidbotEvent,
     DroidbotView,
     DroidTask,
@@ -31,6 +27,10 @@ from droidretriever.recordings import (
     DroidTaskStep,
     load_droidtasks,
 )
+from device_farm.sim import ReplayApp, load_recordings
+from device_farm.sim.replay import EdgeKind, ReplayEdge, ReplayScreen, ViewKey
+from device_farm.sim.replay.hit import find_receiver
+from device_farm.sim.replay.tasks import TaskPlay, play_task
 from inference.perception import Observation, Perceiver, Perception
 from inference.rules import check_action, is_search_field
 

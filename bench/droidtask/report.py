@@ -14,10 +14,10 @@ from bench.droidtask.cases import DroidTaskCase, load_cases
 from bench.droidtask.runs import ROWS, DroidTaskBench, TaskResult, run_row
 from bench.maps import AppCoverage, explore_apps, recording_jobs
 from bench.results import create_figure, parse_bench_args, save_plot, write_section
+from core.config import PerceptionSettings, load_settings
+from core.models import MapBudget
+from core.recordings import DroidTask, find_data_dir
 from device_farm.sim import SimServer
-from droidretriever.config import PerceptionSettings, load_settings
-from droidretriever.models import MapBudget
-from droidretriever.recordings import DroidTask, find_data_dir
 from inference.perception import Perceiver
 from storage import FakeObjectStore, MapStore
 

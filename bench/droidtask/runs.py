@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from bench.droidtask.cases import DroidTaskCase
 from bench.droidtask.scoring import Shown, agent_moves, completion, is_final, matched_prefix, spl
 from bench.real_navigation import action_for
+from core.config import BudgetSettings, LLMEndpoint, PerceptionSettings
+from core.models import PageMode, SubTask, SubTaskStatus, Swipe, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import TextEntry
 from device_farm.sim import ReplayStep, SimServer
-from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import PageMode, SubTask, SubTaskStatus, Swipe, new_id
 
 # A test double, used as one: the scripted OpenAI-compatible server answers what a navigator
 # following the ground truth would, so the model path runs without a model.

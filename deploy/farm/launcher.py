@@ -21,6 +21,7 @@ from pathlib import Path
 
 import redis
 
+from core.config import Settings
 from deploy.farm.ocr import start_shared_ocr, worker_ocr_args
 from deploy.farm.processes import (
     FarmManifest,
@@ -44,7 +45,6 @@ from device_farm.emulators import (
 from device_farm.errors import DeviceError, FarmSetupError
 from device_farm.registry import DeviceRegistry
 from device_farm.serials import farm_serial, host_label
-from droidretriever.config import Settings
 
 __all__ = [
     "bring_down",

@@ -15,6 +15,7 @@ import logging
 from itertools import pairwise
 from pathlib import Path
 
+from core.config import load_settings
 from deploy.farm.processes import (
     ProcessRecord,
     is_running,
@@ -23,7 +24,6 @@ from deploy.farm.processes import (
     start_process,
     write_manifest,
 )
-from droidretriever.config import load_settings
 from tasks.worker.farm_monitor import run_monitor
 
 __all__ = ["ManifestRepair", "main"]

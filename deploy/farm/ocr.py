@@ -18,11 +18,11 @@ import time
 
 from pydantic import SecretStr
 
+from core.config import Settings, is_loopback
+from core.secrets import StackSecret
 from deploy.farm.processes import ProcessRecord, is_running, start_process, stop_process
 from deploy.local.processes import is_port_free
 from device_farm.errors import FarmSetupError
-from droidretriever.config import Settings, is_loopback
-from droidretriever.secrets import StackSecret
 from inference.errors import OcrServiceError
 from inference.perception import check_ocr_service
 

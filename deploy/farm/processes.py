@@ -21,11 +21,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.private_files import make_private_dir, write_private
 from deploy.errors import ServiceError
 from deploy.local.processes import PidFile, ProcessRecord, is_running, spawn_process
 from deploy.local.processes import stop_process as _stop_one
 from device_farm.errors import FarmSetupError
-from droidretriever.private_files import make_private_dir, write_private
 
 __all__ = [
     "FarmManifest",

@@ -13,10 +13,10 @@ from collections import Counter
 import redis
 from pydantic import BaseModel, ConfigDict
 
+from core.config import Settings
 from deploy.farm.processes import is_running, read_manifest
 from deploy.local.probes import is_adb_refused
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings
 
 __all__ = ["FarmSummary", "summarize_farm"]
 

@@ -16,10 +16,10 @@ from typing import ClassVar
 
 import httpx
 
+from core.config import Settings
+from core.secrets import SecretFiles
 from deploy.local.builtin import SubscriptionsService
 from deploy.local.service import Health, PortClaim, ProcessCommand, ProcessService
-from droidretriever.config import Settings
-from droidretriever.secrets import SecretFiles
 
 __all__ = ["API_TOKEN_SECRET", "ApiService", "RunnerService", "ensure_api_token", "read_api_token"]
 

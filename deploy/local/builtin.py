@@ -26,13 +26,13 @@ import httpx
 import redis
 from pydantic import ValidationError
 
+from core.models import ServingStatus, utcnow
+from core.private_files import make_private_dir, write_private
+from core.secrets import StackSecret
 from deploy.errors import ServiceStartError
 from deploy.local.postgres import prefect_database_env
 from deploy.local.probes import is_http_refused, is_redis_refused, is_tls_refused
 from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
-from droidretriever.models import ServingStatus, utcnow
-from droidretriever.private_files import make_private_dir, write_private
-from droidretriever.secrets import StackSecret
 from storage.errors import StorageError
 from storage.s3 import S3ObjectStore
 

@@ -13,8 +13,8 @@
 
 Only services the stack runs itself (loopback URLs) get generated secrets;
 a secret set in the environment or the TOML file wins (see
-:func:`droidretriever.config.fill_generated_secrets`). Secrets live in
-``<state_dir>/secrets`` (:class:`droidretriever.secrets.SecretFiles`); rotating
+:func:`core.config.fill_generated_secrets`). Secrets live in
+``<state_dir>/secrets`` (:class:`core.secrets.SecretFiles`); rotating
 one is deleting its file and running ``droidretriever down && droidretriever up``.
 """
 
@@ -31,9 +31,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from droidretriever.config import Settings, fill_generated_secrets
-from droidretriever.private_files import FILE_MODE, FOLDER_MODE, make_private_dir
-from droidretriever.secrets import SecretFiles, StackSecret, generate_secret
+from core.config import Settings, fill_generated_secrets
+from core.private_files import FILE_MODE, FOLDER_MODE, make_private_dir
+from core.secrets import SecretFiles, StackSecret, generate_secret
 
 __all__ = ["PREFECT_USER", "ensure_stack_secrets", "make_state_private"]
 

@@ -7,7 +7,7 @@
 Debian's PostgreSQL programs (``initdb``, ``postgres``) on ``127.0.0.1:prefect.database_port``
 only (no unix socket), every connection with a password (``scram-sha-256``). The role
 ``prefect`` owns the database ``prefect``; its password is the generated secret
-``postgres-password`` (:mod:`droidretriever.secrets`), given to ``initdb`` in a 0600 file
+``postgres-password`` (:mod:`core.secrets`), given to ``initdb`` in a 0600 file
 removed right after and to Prefect in its environment, never on a command line.
 
 PostgreSQL refuses to run as root. Run as root, the stack runs it as Debian's ``postgres``
@@ -31,13 +31,13 @@ from typing import ClassVar
 
 import asyncpg
 
+from core.config import Settings
+from core.private_files import write_private
+from core.secrets import StackSecret
 from deploy.errors import ServiceStartError
 from deploy.local.probes import is_postgres_refused
 from deploy.local.processes import open_log
 from deploy.local.service import AuthCheck, Health, PortClaim, ProcessCommand, ProcessService
-from droidretriever.config import Settings
-from droidretriever.private_files import write_private
-from droidretriever.secrets import StackSecret
 
 __all__ = [
     "DATABASE",

@@ -24,8 +24,8 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.private_files import make_private_dir, write_private
 from deploy.errors import ServiceError, ServiceStartError
-from droidretriever.private_files import make_private_dir, write_private
 
 __all__ = [
     "PidFile",

@@ -19,6 +19,10 @@ from typing import ClassVar, Protocol
 
 from pydantic import Field
 
+from core.config import LOOPBACK_HOSTS, Settings
+from core.models import Frozen
+from core.private_files import make_private_dir
+from core.text import mask_url
 from deploy.errors import PortTakenError, ServiceStartError
 from deploy.local.processes import (
     PidFile,
@@ -27,10 +31,6 @@ from deploy.local.processes import (
     spawn_process,
     stop_process,
 )
-from droidretriever.config import LOOPBACK_HOSTS, Settings
-from droidretriever.models import Frozen
-from droidretriever.private_files import make_private_dir
-from droidretriever.text import mask_url
 
 __all__ = [
     "LOOPBACK_HOSTS",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from core.config import Settings
 from deploy.errors import ServiceError, ServiceStartError
 from deploy.local.api_service import ApiService, RunnerService
 from deploy.local.builtin import (
@@ -16,7 +17,6 @@ from deploy.local.builtin import (
 )
 from deploy.local.postgres import PostgresService, uses_postgres
 from deploy.local.service import Service, ServiceStatus
-from droidretriever.config import Settings
 
 __all__ = ["Stack", "build_stack"]
 

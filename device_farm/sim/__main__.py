@@ -13,13 +13,13 @@ import sys
 import threading
 from pathlib import Path
 
+from core.config import LatencyProfile, load_settings
 from device_farm.sim.catalog import Catalog, load_app, load_catalog
 from device_farm.sim.errors import SimError
 from device_farm.sim.phone import Phone, PhoneIdentity
 from device_farm.sim.replay import load_recordings
 from device_farm.sim.server import SimServer
 from device_farm.sim.state import Page
-from droidretriever.config import LatencyProfile, load_settings
 
 __all__ = ["main", "render_screen", "serve_forever"]
 

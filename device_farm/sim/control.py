@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.config import LatencyProfile
 from device_farm.errors import DeviceCommandFailed, DeviceLost
 from device_farm.sim.errors import ControlError
 from device_farm.sim.farm import LATENCY_PROFILES, Farm, Faults, VirtualDevice
@@ -22,7 +23,6 @@ from device_farm.sim.replay.cursor import ReplayStep
 from device_farm.sim.spec import DialogButton, DialogKind, DialogSpec
 from device_farm.sim.state import PhoneState
 from device_farm.virtual_control import CONTROL_SERVICE, send_control
-from droidretriever.config import LatencyProfile
 
 __all__ = ["CONTROL_SERVICE", "ControlReply", "ControlRequest", "PhoneStatus", "SimControlClient", "apply_control"]
 

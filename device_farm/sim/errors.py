@@ -1,6 +1,6 @@
 """Errors of the virtual phones (device_farm.sim).
 
-    DroidRetrieverError                 droidretriever.errors
+    DroidRetrieverError                 core.errors
      +-- SimError                       anything the simulator refuses or cannot do
           +-- AppSpecError              an app YAML file is invalid (names the file and field)
           +-- SimServerError            the ADB server cannot start, or was stopped
@@ -15,7 +15,7 @@ server would show them (``adbutils.AdbError`` / timeouts).
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 
 __all__ = ["AppSpecError", "ControlError", "ShellCommandError", "SimError", "SimServerError"]
 

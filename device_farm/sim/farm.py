@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from core.config import LatencyProfile
 from device_farm.sim.catalog import Catalog
 from device_farm.sim.errors import SimServerError
 from device_farm.sim.gestures import Gestures
@@ -17,7 +18,6 @@ from device_farm.sim.layout import Display
 from device_farm.sim.phone import Phone, PhoneIdentity
 from device_farm.sim.replay.apps import group_by_display, replay_app_spec
 from device_farm.sim.replay.graph import ReplayApp
-from droidretriever.config import LatencyProfile
 
 __all__ = ["LATENCY_PROFILES", "Farm", "Faults", "Latency", "VirtualDevice", "serial_for"]
 

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
+from core.config import LatencyProfile, SimSettings
 from device_farm.sim.catalog import Catalog, load_catalog
 from device_farm.sim.control import CONTROL_SERVICE, SimControlClient, apply_control
 from device_farm.sim.errors import ControlError, SimError, SimServerError
@@ -37,7 +38,6 @@ from device_farm.sim.replay.graph import ReplayApp
 from device_farm.sim.shell import run_shell
 from device_farm.sim.sync_service import serve_sync
 from device_farm.virtual_control import CONTROL_LENGTH_DIGITS
-from droidretriever.config import LatencyProfile, SimSettings
 
 __all__ = ["ACCESS_SERVICE", "ADB_SERVER_VERSION", "SimServer"]
 

@@ -6,8 +6,8 @@ import logging
 
 import uvicorn
 
+from core.config import load_settings
 from droidretriever.api.app import create_app
-from droidretriever.config import load_settings
 
 
 def main() -> None:

@@ -19,14 +19,14 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.config import Settings
+from core.errors import DroidRetrieverError
 from droidretriever import __version__
 from droidretriever.api import control, devices, events, evidence, maps, pages, runs, subscriptions
 from droidretriever.api.auth import CSRF_HEADER
 from droidretriever.api.context import ApiContext, open_context
 from droidretriever.api.errors import status_for
 from droidretriever.api.uploads import BodyLimit
-from droidretriever.config import Settings
-from droidretriever.errors import DroidRetrieverError
 
 __all__ = ["create_app"]
 

@@ -24,10 +24,10 @@ from typing import Literal
 from fastapi import Depends, Request, WebSocket
 from pydantic import BaseModel, ConfigDict
 
+from core.models import utcnow
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import Forbidden, NotAuthenticated
 from droidretriever.api.keys import login_code_key, session_key
-from droidretriever.models import utcnow
 
 __all__ = [
     "CSRF_HEADER",

@@ -12,12 +12,12 @@ import redis
 import redis.asyncio as aioredis
 from fastapi import Request
 
+from core.config import Settings
+from core.models import InstalledApp
+from core.redis_client import open_redis
 from deploy.local import ensure_api_token
 from device_farm.registry import DeviceRegistry
 from droidretriever.api.live import LiveScreens
-from droidretriever.config import Settings
-from droidretriever.models import InstalledApp
-from droidretriever.redis_client import open_redis
 from flows.pause_queue import PauseQueue
 from flows.pauses import resume_run
 from flows.steering import Steering

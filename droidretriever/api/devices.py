@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, Path, Query, WebSocket, WebSocketDisconn
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from core.models import InstalledApp
 from device_farm.errors import DeviceError
 from device_farm.health import down_reason
 from droidretriever.api.auth import Caller, authenticate_websocket, caller
@@ -27,7 +28,6 @@ from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import ApiError, ErrorBody, NotFound
 from droidretriever.api.images import thumbnail_jpeg
 from droidretriever.api.schemas import SERIAL, DeviceView, InputReply
-from droidretriever.models import InstalledApp
 from flows.keys import takeover_key
 from tasks.takeover import RemoteInput, apply_remote_input
 

@@ -1,6 +1,6 @@
 """The API's errors and how every error a person can act on becomes an HTTP answer.
 
-    droidretriever.errors.DroidRetrieverError
+    core.errors.DroidRetrieverError
      +-- ApiError                   raised by the API itself, with its HTTP status
           +-- NotAuthenticated      401: no or a wrong token / session
           +-- Forbidden             403: a browser request without its CSRF header or from elsewhere
@@ -21,8 +21,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
+from core.errors import ConfigError, DroidRetrieverError, InputError
 from device_farm.errors import DeviceBusy, DeviceError
-from droidretriever.errors import ConfigError, DroidRetrieverError, InputError
 from flows.errors import (
     FlowError,
     NoAppsError,

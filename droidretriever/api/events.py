@@ -24,11 +24,11 @@ from redis import RedisError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
+from core.models import RunEvent, RunEventKind
 from droidretriever.api.auth import Caller, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import NotFound
 from droidretriever.api.schemas import RUN_ID
-from droidretriever.models import RunEvent, RunEventKind
 from flows.pause_queue import PAUSE_EVENTS_KEY, PauseEvent
 from storage import ObjectNotFoundError, decode_stream_entry, iter_replay, stream_key
 

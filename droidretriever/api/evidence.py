@@ -13,12 +13,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 
+from core.models import Report
 from droidretriever.api.auth import Caller, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import NotFound
 from droidretriever.api.images import thumbnail_jpeg
 from droidretriever.api.schemas import CAPTURE_ID, RUN_ID, SUBTASK_ID
-from droidretriever.models import Report
 from storage import ObjectNotFoundError, RunKeys
 
 __all__ = ["router"]

@@ -17,12 +17,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 
+from core.models import AppMap
 from droidretriever.api.auth import Caller, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import ErrorBody, NotFound
 from droidretriever.api.images import thumbnail_jpeg
 from droidretriever.api.schemas import MAP_SCREEN_ID, MAP_VERSION, PACKAGE, MapSummary
-from droidretriever.models import AppMap
 from storage import ObjectNotFoundError, map_key
 from storage.keys import validate_key
 

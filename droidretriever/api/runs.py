@@ -14,6 +14,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 
+from core.models import (
+    Heard,
+    PageMode,
+    RunManifest,
+    RunStatus,
+    new_id,
+)
+from core.models import (
+    Query as Question,
+)
 from droidretriever.api.auth import Caller, caller
 from droidretriever.api.context import ApiContext, get_context
 from droidretriever.api.errors import NotFound
@@ -27,16 +37,6 @@ from droidretriever.api.schemas import (
     RunSummary,
 )
 from droidretriever.api.uploads import read_audio
-from droidretriever.models import (
-    Heard,
-    PageMode,
-    RunManifest,
-    RunStatus,
-    new_id,
-)
-from droidretriever.models import (
-    Query as Question,
-)
 from flows.errors import FlowError
 from flows.history import list_runs
 from flows.models import RetrieveRequest

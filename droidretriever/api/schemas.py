@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, HttpUrl
 
+from core.models import Frozen, Heard, PageMode, RunManifest, RunStatus
+from core.text import has_letters
 from device_farm.models import DeviceState
-from droidretriever.models import Frozen, Heard, PageMode, RunManifest, RunStatus
-from droidretriever.text import has_letters
 from flows.pause_queue import PauseEntry
 from flows.steering import SteeringState
 

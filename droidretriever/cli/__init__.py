@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
+from core.errors import DroidRetrieverError
+from core.text import strip_controls
 from droidretriever.cli._app import app, state
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.text import strip_controls
 
 __all__ = ["app", "main", "run"]
 

@@ -11,10 +11,10 @@ import httpx
 import typer
 from rich.console import Console
 
+from core.config import Settings, load_settings
+from core.errors import ServiceError
 from deploy.local import ApiService, ensure_api_token, read_api_token
 from droidretriever.cli._app import app
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import ServiceError
 
 __all__ = ["api_app", "dashboard_link", "login_link"]
 

@@ -38,6 +38,10 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
+from core.config import Settings, load_settings
+from core.errors import DroidRetrieverError, InputError, ServiceError
+from core.models import Heard, InstalledApp, RunEvent, RunEventKind, new_id
+from core.text import mask_url, strip_controls
 from droidretriever.cli._app import app, state
 from droidretriever.cli.inputs import (
     check_apps,
@@ -47,10 +51,6 @@ from droidretriever.cli.inputs import (
     parse_mode,
     validated,
 )
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import DroidRetrieverError, InputError, ServiceError
-from droidretriever.models import Heard, InstalledApp, RunEvent, RunEventKind, new_id
-from droidretriever.text import mask_url, strip_controls
 
 if TYPE_CHECKING:
     from flows.models import RetrieveRequest, RunOutcome
@@ -218,7 +218,7 @@ class _Progress:
 
 def _follow_events(settings: Settings, progress: _Progress, live: Live,
                    done: threading.Event) -> None:
-    from droidretriever.redis_client import open_redis
+    from core.redis_client import open_redis
     from storage import RunEventReader, StorageError
 
     # This view's own client fails at once, so it can say that the run waits for Redis.
@@ -245,7 +245,7 @@ def _follow_events(settings: Settings, progress: _Progress, live: Live,
 
 
 def _save_html(settings: Settings, html_key: str, run_id: str) -> Path:
-    from droidretriever.private_files import write_private
+    from core.private_files import write_private
     from storage import open_object_store
 
     path = settings.state_dir / "reports" / run_id / "report.html"

@@ -19,13 +19,13 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
+from core.config import Settings, load_settings
+from core.errors import InputError
+from core.models import new_id
+from core.text import strip_controls
 from droidretriever.cli._app import app
 from droidretriever.cli.ask import _local_prefect
 from droidretriever.cli.inputs import validated
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import InputError
-from droidretriever.models import new_id
-from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
     from flows.bench import BenchRequest, BenchResults
@@ -88,8 +88,8 @@ def run_suite(
                                                          "(e.g. '0 2 * * *') under `droidretriever up`"),
 ) -> None:
     """Ask every task of SUITE on the farm's phones, score each report, write results and plots."""
-    from droidretriever.suites import SuiteError, resolve_suite
     from flows.bench import BenchRequest, OperatorKind, run_bench
+    from suites import SuiteError, resolve_suite
 
     if operator not in {k.value for k in OperatorKind}:
         raise InputError(f"--operator {operator[:20]!r} is neither none nor scripted")

@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.config import load_settings
 from droidretriever.cli._app import app
-from droidretriever.config import load_settings
 
 if TYPE_CHECKING:
     from inference.llm import ProbeResult

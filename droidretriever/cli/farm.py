@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from core.config import LatencyProfile
 from droidretriever.cli._app import app
-from droidretriever.config import LatencyProfile
 
 __all__ = ["farm_app"]
 
@@ -43,6 +43,7 @@ def up(
                                  help="Seconds to wait for workers to register."),
 ) -> None:
     """Start phones and one device-bound worker per phone (background processes)."""
+    from core.config import load_settings
     from deploy.farm import (
         bring_up_adb,
         bring_up_emulators,
@@ -50,7 +51,6 @@ def up(
         wait_for_workers,
     )
     from device_farm.registry import DeviceRegistry
-    from droidretriever.config import load_settings
 
     chosen = [bool(sim), adb, bool(emulators)]
     if sum(chosen) != 1:
@@ -80,8 +80,8 @@ def status() -> None:
 @farm_app.command("down")
 def down() -> None:
     """Stop the workers (unfinished sub-tasks go back to the queue), the monitor and phones."""
+    from core.config import load_settings
     from deploy.farm import bring_down
-    from droidretriever.config import load_settings
 
     stopped = bring_down(load_settings())
     Console().print(f"stopped {len(stopped)} processes" if stopped else "no farm was running")
@@ -90,10 +90,10 @@ def down() -> None:
 def _print_status(console: Console) -> None:
     import redis
 
+    from core.config import load_settings
+    from core.errors import ServiceError
     from deploy.farm import is_running, read_manifest
     from device_farm.registry import DeviceRegistry
-    from droidretriever.config import load_settings
-    from droidretriever.errors import ServiceError
 
     settings = load_settings()
     manifest = read_manifest(settings.state_dir)

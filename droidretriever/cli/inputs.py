@@ -20,10 +20,10 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from droidretriever.config import Settings
-from droidretriever.errors import DroidRetrieverError, InputError
-from droidretriever.models import PageMode
-from droidretriever.text import has_letters, mask_url, strip_controls
+from core.config import Settings
+from core.errors import DroidRetrieverError, InputError
+from core.models import PageMode
+from core.text import has_letters, mask_url, strip_controls
 
 __all__ = [
     "APPS_MAX",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
 
-from droidretriever.models import AppMap, Effect, MapScreen
-from droidretriever.text import strip_controls
+from core.models import AppMap, Effect, MapScreen
+from core.text import strip_controls
 from storage import ObjectStore, StorageError
 from storage.keys import validate_key
 

@@ -18,13 +18,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from core.config import Settings, load_settings
+from core.errors import InputError
+from core.models import AppMap, Effect, RunEventKind, new_id
+from core.text import strip_controls
 from droidretriever.cli._app import app
 from droidretriever.cli.ask import _ensure_farm, _ensure_stack, _local_prefect
 from droidretriever.cli.inputs import check_apps
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import InputError
-from droidretriever.models import AppMap, Effect, RunEventKind, new_id
-from droidretriever.text import strip_controls
 
 __all__ = ["map_app"]
 
@@ -74,7 +74,7 @@ def build(
 
 def _follow(settings: Settings, run_id: str, progress: Progress, done: threading.Event) -> None:
     """One bar per app, moved by the phones' ``map <label>: N screens, M to explore`` events."""
-    from droidretriever.redis_client import open_redis
+    from core.redis_client import open_redis
     from storage import RunEventReader
 
     reader = RunEventReader(open_redis(settings.redis))

@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.config import load_settings
+from core.errors import InputError
+from core.text import strip_controls
 from droidretriever.cli._app import app
 from droidretriever.cli.inputs import check_apps
-from droidretriever.config import load_settings
-from droidretriever.errors import InputError
-from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
     from inference.memory import Route, RouteMemory

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.config import Settings, load_settings
+from core.errors import DroidRetrieverError
 from deploy.local import (
     ServiceStatus,
     build_stack,
@@ -22,8 +24,6 @@ from deploy.local import (
     make_state_private,
 )
 from droidretriever.cli._app import app
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import DroidRetrieverError
 from storage import StorageError, open_object_store, read_spool_usage
 
 __all__ = ["down", "status", "up"]
@@ -178,8 +178,8 @@ def _check_models(settings: Settings) -> None:
 
 def _print_dashboard(settings: Settings, rows: list[ServiceStatus]) -> None:
     """The dashboard's URL, as a one-time login link for this machine's browser."""
+    from core.errors import ServiceError
     from droidretriever.cli.api import login_link
-    from droidretriever.errors import ServiceError
 
     api_row = next((row for row in rows if row.name == "api"), None)
     if api_row is None or not api_row.health.healthy:

@@ -16,6 +16,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from core.config import Settings, load_settings
+from core.errors import InputError
+from core.models import InstalledApp
+from core.text import strip_controls
 from droidretriever.cli._app import app
 from droidretriever.cli.ask import _local_prefect
 from droidretriever.cli.inputs import (
@@ -27,10 +31,6 @@ from droidretriever.cli.inputs import (
     shown,
     validated,
 )
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import InputError
-from droidretriever.models import InstalledApp
-from droidretriever.text import strip_controls
 
 if TYPE_CHECKING:
     from flows.subscriptions import ScheduleState, SubscriptionCheck, SubscriptionStore

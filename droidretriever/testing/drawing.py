@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw, ImageFont
 
-from droidretriever.models import Bounds, Capture, UIElement
+from core.models import Bounds, Capture, UIElement
 
 __all__ = ["FONT_PATH", "WIDTH", "Card", "DrawnCapture", "Line", "draw_capture", "menu_card"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from droidretriever.models import (
+from core.models import (
     Action,
     ElementSource,
     Input,

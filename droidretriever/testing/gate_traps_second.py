@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from droidretriever.models import Action, Input, RiskCategory, Screen, Tap, UIElement
+from core.models import Action, Input, RiskCategory, Screen, Tap, UIElement
 from droidretriever.testing.gate_traps import Trap
 from droidretriever.testing.screens import element, screen_of
 from inference.rules import RiskFinding, TextReader, check_action

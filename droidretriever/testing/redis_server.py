@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from droidretriever.secrets import generate_secret
+from core.secrets import generate_secret
 from droidretriever.testing.ports import free_port, wait_for_port
 
 __all__ = ["RedisServer", "running_redis"]

@@ -3,7 +3,7 @@ a benchmark measures too."""
 
 from __future__ import annotations
 
-from droidretriever.models import Bounds, Screen, UIElement
+from core.models import Bounds, Screen, UIElement
 
 __all__ = ["element", "screen_of"]
 

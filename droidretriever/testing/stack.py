@@ -31,6 +31,7 @@ from prefect.events.worker import EventsWorker
 from prefect.logging.handlers import APILogWorker
 from pydantic import BaseModel, ConfigDict
 
+from core.config import Settings, load_settings
 from deploy.farm import (
     bring_down,
     ensure_sim_farm,
@@ -47,7 +48,6 @@ from deploy.local import (
     ensure_stack_secrets,
 )
 from deploy.local.service import ProcessService
-from droidretriever.config import Settings, load_settings
 from droidretriever.testing.ports import free_port, free_port_block
 from flows.runtime import use_prefect_server
 

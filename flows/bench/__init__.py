@@ -6,8 +6,8 @@
 
 The ``bench`` flow (:mod:`flows.bench.flow`) asks each task of a suite on a phone
 brought to the task's starting state (:mod:`.phones`), through the real ``retrieve``
-flow, scores the report and measures the run (:mod:`droidretriever.suites.scoring`,
-:mod:`droidretriever.suites.metrics`); the scripted operator (:mod:`.operator`)
+flow, scores the report and measures the run (:mod:`suites.scoring`,
+:mod:`suites.metrics`); the scripted operator (:mod:`.operator`)
 answers pauses when asked to; :mod:`.results` writes, lists and compares results.
 """
 

@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 
 import httpx
 
-from droidretriever.models import utcnow
+from core.models import utcnow
 
 __all__ = ["Fed", "FeedPolicy", "feed", "is_prefect_fault", "most_in_flight", "prefect_answers", "wait_for_prefect"]
 

@@ -7,7 +7,7 @@
           the real ``retrieve`` flow (a sub-flow of ``bench``), pinned to that phone, on the
           question as a person asks it (the plan is the product's own: nothing reads the
           suites' scripted paths)
-          score the report (droidretriever.suites.scoring) and measure the run (.metrics),
+          score the report (suites.scoring) and measure the run (.metrics),
           keep the result in the run's journal (flows.bench.journal)
       ->  BenchResults: results.json, results.md and plots in the object store
           (bench/<bench_run_id>/) and a local folder (flows.bench.results)
@@ -31,10 +31,9 @@ from contextlib import nullcontext
 from prefect import flow
 from pydantic import ValidationError
 
-from device_farm.models import DeviceState
-from droidretriever.config import load_settings
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import (
+from core.config import load_settings
+from core.errors import DroidRetrieverError
+from core.models import (
     Report,
     RunEvent,
     RunEventKind,
@@ -43,8 +42,7 @@ from droidretriever.models import (
     SubTaskResult,
     new_id,
 )
-from droidretriever.suites import SuiteTask, resolve_suite, score_task_report
-from droidretriever.suites.metrics import TaskMetrics, measure_task
+from device_farm.models import DeviceState
 from flows.bench.feed import Fed, FeedPolicy, feed, is_prefect_fault, wait_for_prefect
 from flows.bench.journal import TaskJournal
 from flows.bench.models import BenchRequest, BenchResults, BenchTaskResult, OperatorKind
@@ -58,6 +56,8 @@ from flows.retrieve import run_retrieve
 from flows.runtime import FlowServices, open_services
 from flows.ui import current_flow_run_id
 from storage import RunEventReader, RunKeys
+from suites import SuiteTask, resolve_suite, score_task_report
+from suites.metrics import TaskMetrics, measure_task
 
 __all__ = ["ask_task", "bench", "describe_task_result", "pick_phones", "run_bench"]
 

@@ -14,7 +14,7 @@ import logging
 
 from pydantic import ValidationError
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 from flows.bench.models import BenchTaskResult
 from flows.bench.results import bench_key
 from storage import ObjectStore

@@ -8,9 +8,9 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from droidretriever.models import Frozen, utcnow
-from droidretriever.suites import ReportScore
-from droidretriever.suites.metrics import TaskMetrics
+from core.models import Frozen, utcnow
+from suites import ReportScore
+from suites.metrics import TaskMetrics
 
 __all__ = ["BenchRequest", "BenchResults", "BenchSummary", "BenchTaskResult", "OperatorKind"]
 

@@ -29,10 +29,10 @@ from collections import Counter
 import redis
 from pydantic import SecretStr
 
+from core.models import RiskCategory, UIElement
 from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceError
 from device_farm.registry import DeviceRegistry
-from droidretriever.models import RiskCategory, UIElement
 from flows.errors import FlowError, SteeringConflict
 from flows.pause_queue import PauseEntry, PauseQueue
 from flows.pauses import resume_run

@@ -12,8 +12,8 @@ from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceError
 from device_farm.registry import DeviceRegistry
 from device_farm.virtual_control import VirtualPhoneControl
-from droidretriever.suites import SuiteTask
 from flows.errors import FlowError
+from suites import SuiteTask
 
 __all__ = ["missing_apps", "prepare_phone"]
 

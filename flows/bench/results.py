@@ -15,9 +15,9 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
-from droidretriever.config import Settings
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.private_files import write_private
+from core.config import Settings
+from core.errors import DroidRetrieverError
+from core.private_files import write_private
 from flows.bench.models import BenchResults, BenchSummary, BenchTaskResult
 from flows.errors import FlowError
 from storage import ObjectStore

@@ -21,7 +21,7 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectNotFound, PrefectException
 from pydantic import Field, ValidationError, field_validator
 
-from droidretriever.models import Frozen, new_id, utcnow
+from core.models import Frozen, new_id, utcnow
 from flows.bench.flow import bench
 from flows.bench.models import BenchRequest
 from flows.errors import FlowError

@@ -28,7 +28,7 @@ from prefect.client.schemas.filters import (
 )
 from prefect.client.schemas.objects import FlowRun, TaskRun
 
-from droidretriever.models import Frozen
+from core.models import Frozen
 
 __all__ = ["PrefectWrites", "count_prefect_writes"]
 

@@ -40,10 +40,10 @@ import httpx
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.config import LLMEndpoint, Settings
-from droidretriever.errors import ConfigError
-from droidretriever.models import CallOutcome, ModelCall, TokenUsage
-from droidretriever.text import mask_url
+from core.config import LLMEndpoint, Settings
+from core.errors import ConfigError
+from core.models import CallOutcome, ModelCall, TokenUsage
+from core.text import mask_url
 from inference.errors import (
     LLMContextError,
     LLMCutOffError,

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from droidretriever.models import ModelCall, ModelFallback
+from core.models import ModelCall, ModelFallback
 
 __all__ = [
     "LocalModelClock", "ModelClock", "ModelMeter", "describe_failure", "describe_slow_calls", "run_exhausted_reason", "run_time_left_s",

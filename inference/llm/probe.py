@@ -33,8 +33,8 @@ import httpx
 from PIL import Image
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.config import LLMEndpoint, Settings
-from droidretriever.text import mask_url
+from core.config import LLMEndpoint, Settings
+from core.text import mask_url
 from inference.asr import HttpTranscriber
 from inference.errors import (
     LLMError,

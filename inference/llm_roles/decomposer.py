@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from droidretriever.models import (
+from core.models import (
     InstalledApp,
     ModelCall,
     ModelFallback,

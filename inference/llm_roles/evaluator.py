@@ -47,7 +47,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import (
+from core.models import (
     Action,
     Evaluation,
     Input,

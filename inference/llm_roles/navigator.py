@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from droidretriever.models import (
+from core.models import (
     Action,
     Back,
     Finish,

@@ -6,7 +6,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import ModelCall, ModelFallback, TokenUsage
+from core.models import ModelCall, ModelFallback, TokenUsage
 from inference.llm import describe_failure
 
 __all__ = ["RoleOutcome", "describe_failure"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Capture
+from core.models import Capture
 from inference.llm import ChatMessage, LLMClient, LLMReply
 from inference.perception.redact import Redactor
 from inference.perception.tokens import count_tokens

@@ -7,7 +7,7 @@
     MapGuide(app_map, subtask)                   a sub-task's targets, next move and arrival
 
 Building a map is ``tasks.mapping`` (it drives a phone); the models are
-``droidretriever.models`` (``AppMap``, ``MapScreen``, ``MapElement``).
+``core.models`` (``AppMap``, ``MapScreen``, ``MapElement``).
 """
 
 from __future__ import annotations

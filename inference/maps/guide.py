@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from droidretriever.models import (
+from core.models import (
     AppMap,
     Effect,
     Frozen,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from droidretriever.models import Effect, MapScreen
+from core.models import Effect, MapScreen
 from inference.maps.guide import MapGuide
 from inference.maps.routes import shortest_path
 from inference.perception.tokens import count_tokens

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import bm25s
 from rapidfuzz import fuzz
 
-from droidretriever.models import AppMap, Effect, MapScreen
-from droidretriever.text import has_cjk
+from core.models import AppMap, Effect, MapScreen
+from core.text import has_cjk
 from inference.memory import content_words
 from inference.rules import find_goal_concepts, load_lexicon
 from inference.rules.dictionary import load_dictionary

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from droidretriever.models import AppMap, Effect, MapElement, MapScreen, Screen, UIElement
+from core.models import AppMap, Effect, MapElement, MapScreen, Screen, UIElement
 from inference.maps.shape import control_label, control_name, list_members, screen_shape
 from inference.perception.naming import id_words
 from inference.rules import find_list_items, is_search_field

@@ -21,7 +21,7 @@ import hashlib
 import re
 from collections.abc import Collection, Iterable
 
-from droidretriever.models import ElementSource, Frozen, Screen, UIElement
+from core.models import ElementSource, Frozen, Screen, UIElement
 from inference.perception.naming import id_words
 from inference.rules import find_list_items
 

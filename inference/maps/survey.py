@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from droidretriever.models import MapElement, MapList, Screen, UIElement
+from core.models import MapElement, MapList, Screen, UIElement
 from inference.maps.routes import list_key
 from inference.maps.shape import list_members
 from inference.perception.naming import id_words

@@ -1,7 +1,7 @@
 """Perception: view hierarchy, OCR where it is blind, UI detector, description, grounding.
 
 Entry point: :class:`Perceiver` turns a device's :class:`Observation` into a
-:class:`Perception` (a ``droidretriever.models.Screen`` plus the view tree and
+:class:`Perception` (a ``core.models.Screen`` plus the view tree and
 layout blocks). :func:`describe_screen` writes the text a model reads,
 :func:`ground_text` maps words back to boxes, and
 :class:`Redactor` decides what may leave the device. See docs/perception.md.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from droidretriever.models import Bounds, Frozen, UIElement
+from core.models import Bounds, Frozen, UIElement
 from inference.perception.hierarchy import ViewTree
 
 __all__ = ["BlockPartition", "Exposure", "LayoutBlock", "count_exposure", "partition_blocks"]

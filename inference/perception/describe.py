@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import ElementSource, Screen, UIElement
+from core.models import ElementSource, Screen, UIElement
 from inference.perception.blocks import BlockPartition
 from inference.perception.naming import id_words, name_unlabelled
 from inference.perception.redact import Redactor

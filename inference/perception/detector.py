@@ -18,8 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds, ElementSource, UIElement
+from core.config import PerceptionSettings
+from core.models import Bounds, ElementSource, UIElement
 from inference.errors import BackendUnavailableError, DetectorError
 from inference.perception.image import RGBImage
 

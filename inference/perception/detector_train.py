@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Bounds
+from core.models import Bounds
 from inference.errors import BackendUnavailableError
 from inference.perception.detector import DETECTOR_LABELS
 from inference.perception.droidbot import (

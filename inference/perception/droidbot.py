@@ -1,7 +1,7 @@
 """Recorded DroidBot screens as perception's input.
 
 The format itself (states, events, the ``uiautomator`` XML conversion) lives in
-:mod:`droidretriever.recordings`, below both perception and the replay phones;
+:mod:`core.recordings`, below both perception and the replay phones;
 this module turns a recorded state into the :class:`Observation` a phone would
 have produced, so the recordings drive the very parser, OCR and description
 code that real phones do. Format errors surface as :class:`HierarchyError`.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from droidretriever.recordings import (
+from core.recordings import (
     DroidbotState,
     DroidbotView,
     RecordingError,
@@ -19,7 +19,7 @@ from droidretriever.recordings import (
     list_droidbot_states,
     screenshot_path,
 )
-from droidretriever.recordings import load_droidbot_state as _load_state
+from core.recordings import load_droidbot_state as _load_state
 from inference.errors import HierarchyError
 from inference.perception.observation import Observation
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from droidretriever.models import ElementSource, UIElement
+from core.models import ElementSource, UIElement
 
 __all__ = ["fingerprint_screen"]
 

@@ -21,7 +21,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, utils
 
-from droidretriever.models import Bounds, Point, UIElement
+from core.models import Bounds, Point, UIElement
 from inference.errors import GroundingError
 from inference.perception.hierarchy import ViewTree
 

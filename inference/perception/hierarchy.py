@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from droidretriever.models import Bounds, ElementSource, Frozen, UIElement
+from core.models import Bounds, ElementSource, Frozen, UIElement
 from inference.errors import HierarchyError
 from inference.vocabulary import load_vocabulary
 

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image, UnidentifiedImageError
 
-from droidretriever.models import Bounds
+from core.models import Bounds
 from inference.errors import ScreenshotError
 
 __all__ = ["RGBImage", "crop_image", "decode_screenshot", "decode_thumbnail", "encode_png", "hash_image"]

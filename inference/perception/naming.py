@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import UIElement
+from core.models import UIElement
 from inference.vocabulary import load_vocabulary
 
 __all__ = ["id_words", "name_by_place", "name_unlabelled"]

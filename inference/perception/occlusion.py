@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from droidretriever.models import Bounds, UIElement
+from core.models import Bounds, UIElement
 from inference.perception.hierarchy import ParsedHierarchy, ViewNode
 from inference.perception.image import RGBImage
 

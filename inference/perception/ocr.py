@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from droidretriever.models import Bounds
+from core.models import Bounds
 from inference.errors import BackendUnavailableError, OcrError
 from inference.perception.image import RGBImage, hash_image
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.config import PerceptionSettings
+from core.config import PerceptionSettings
 from inference.perception.ocr import CachedOcrEngine, OcrEngine, PaddleOcrEngine, RapidOcrEngine
 from inference.perception.ocr_client import OcrServiceClient
 

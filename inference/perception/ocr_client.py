@@ -19,7 +19,7 @@ import time
 import httpx
 from pydantic import ValidationError
 
-from droidretriever.config import PerceptionSettings
+from core.config import PerceptionSettings
 from inference.errors import OcrServiceError
 from inference.perception.image import RGBImage
 from inference.perception.ocr import OcrLine

@@ -14,7 +14,7 @@ import hashlib
 import numpy as np
 from rapidfuzz import fuzz, utils
 
-from droidretriever.models import Bounds, ElementSource, UIElement
+from core.models import Bounds, ElementSource, UIElement
 from inference.perception.hierarchy import ParsedHierarchy, ViewNode
 from inference.perception.image import RGBImage, crop_image
 from inference.perception.ocr import OcrEngine, OcrLine

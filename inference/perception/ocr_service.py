@@ -33,8 +33,8 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from droidretriever.config import PerceptionSettings, load_settings
-from droidretriever.errors import DroidRetrieverError
+from core.config import PerceptionSettings, load_settings
+from core.errors import DroidRetrieverError
 from inference.errors import OcrError, OcrServiceError
 from inference.perception.image import RGBImage
 from inference.perception.ocr import OcrEngine, OcrLine

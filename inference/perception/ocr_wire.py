@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from droidretriever.models import Frozen
+from core.models import Frozen
 from inference.perception.image import RGBImage
 from inference.perception.ocr import OcrLine
 

@@ -17,8 +17,8 @@ import time
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds, Screen
+from core.config import PerceptionSettings
+from core.models import Bounds, Screen
 from inference.perception.blocks import BlockPartition, partition_blocks
 from inference.perception.detector import Detector, create_detector, detections_to_elements
 from inference.perception.fingerprint import fingerprint_screen

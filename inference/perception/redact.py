@@ -27,8 +27,8 @@ from typing import Literal
 from PIL import Image, ImageDraw, ImageFilter
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import Bounds, SubTask, UIElement
+from core.config import LLMEndpoint, PerceptionSettings
+from core.models import Bounds, SubTask, UIElement
 from inference.errors import OcrError
 from inference.perception.image import decode_screenshot
 from inference.perception.ocr import OcrEngine

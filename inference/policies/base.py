@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from droidretriever.models import (
+from core.models import (
     Action,
     Frozen,
     Input,

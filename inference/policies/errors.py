@@ -1,6 +1,6 @@
 """Errors of the navigation policies.
 
-    DroidRetrieverError                    droidretriever.errors
+    DroidRetrieverError                    core.errors
      +-- InferenceError                    inference.errors
           +-- PolicyError                  a policy's decision cannot be carried out
                +-- UnknownElementError     the decision names an element that is not on the screen

@@ -31,7 +31,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Back, PageMode, Screen, Scroll, ScrollDirection, Tap, UIElement
+from core.models import Back, PageMode, Screen, Scroll, ScrollDirection, Tap, UIElement
 from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature
 from inference.policies.skills import (

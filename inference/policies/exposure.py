@@ -25,7 +25,7 @@ import re
 
 from rapidfuzz import fuzz
 
-from droidretriever.models import SubTask, UIElement
+from core.models import SubTask, UIElement
 from inference.perception import Perception, describe_screen
 from inference.perception.describe import ScreenDescription, element_role
 from inference.perception.redact import Redactor

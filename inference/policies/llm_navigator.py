@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import (
+from core.config import PerceptionSettings
+from core.models import (
     Action,
     Input,
     LongPress,

@@ -13,7 +13,7 @@ is avoided and the route planned again from the screen reached.
 
 from __future__ import annotations
 
-from droidretriever.models import Scroll, ScrollDirection, Tap
+from core.models import Scroll, ScrollDirection, Tap
 from inference.maps import MapGuide, MapMove, find_element
 from inference.policies.base import Decision, PolicyContext, is_dialog_open
 from inference.policies.skills import is_forbidden_tap

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from droidretriever.models import Input, InstalledApp, OpenApp, PageType, Screen, SubTask
+from core.models import Input, InstalledApp, OpenApp, PageType, Screen, SubTask
 from inference.memory import RouteMemory, RouteReplay, RouteStep, anchor_for
 from inference.policies.base import Decision, PolicyContext, TakenAction, is_dialog_open
 from inference.policies.skills import own_entry

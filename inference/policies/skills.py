@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from droidretriever.models import (
+from core.models import (
     Back,
     Input,
     OpenApp,
@@ -57,7 +57,7 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
-from droidretriever.text import fold_for_matching, has_cjk
+from core.text import fold_for_matching, has_cjk
 from inference.perception.naming import id_words
 from inference.policies.base import (
     PICK_SUGGESTION,

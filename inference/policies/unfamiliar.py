@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import AppMap, Back, Effect, OpenApp, Screen, Tap, UIElement
+from core.models import AppMap, Back, Effect, OpenApp, Screen, Tap, UIElement
 from inference.maps import MapQuery, coverage, locate_screen, rank_screens
 from inference.perception.naming import id_words
 from inference.policies.base import Decision, PolicyContext, is_dialog_open, item_signature

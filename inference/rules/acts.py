@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from droidretriever.models import ActKind, ActRequest, InstalledApp, Screen, UIElement
-from droidretriever.text import fold_for_matching
+from core.models import ActKind, ActRequest, InstalledApp, Screen, UIElement
+from core.text import fold_for_matching
 from inference.rules.apps import strip_app_names
 from inference.rules.never_tap import is_refusal, names_a_place, names_an_arrangement
 from inference.rules.page_type import count_text_lines

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
-from droidretriever.models import InstalledApp
+from core.models import InstalledApp
 from inference.errors import VocabularyError
 from inference.vocabulary import VOCABULARY_DIR, read_vocabulary_data
 

@@ -18,8 +18,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import RiskCategory, Screen, UIElement
-from droidretriever.text import fold_for_matching
+from core.models import RiskCategory, Screen, UIElement
+from core.text import fold_for_matching
 from inference.rules.never_tap import find_act
 from inference.vocabulary import load_vocabulary
 

@@ -18,15 +18,15 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from droidretriever.models import InstalledApp, PageMode, Plan, Query
-from droidretriever.text import has_cjk
+from core.models import InstalledApp, PageMode, Plan, Query
+from core.text import has_cjk
+from inference.rules.answer_shape import strip_answer_shape
 from inference.rules.apps import (
     find_mentioned_apps,
     names_for,
     resolve_app,
     strip_app_names,
 )
-from inference.rules.asks import strip_answer_shape
 from inference.rules.lexicon import find_goal_concepts, load_lexicon, setting_change
 from inference.rules.plan import MAX_TERMS, build_plan
 from inference.rules.segment import is_function_word, split_words

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import jieba
 
-from droidretriever.text import has_cjk
+from core.text import has_cjk
 from inference.errors import LexiconError
 from inference.rules.segment import is_function_word, split_words
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from droidretriever.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
+from core.models import Evaluation, PageMode, PageType, Screen, SubTask, UIElement
 from inference.rules.acts import find_act_button
 from inference.rules.headings import (
     find_readout,

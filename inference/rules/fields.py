@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import Screen, UIElement
-from droidretriever.text import fold_for_matching
+from core.models import Screen, UIElement
+from core.text import fold_for_matching
 from inference.rules.never_tap import is_refusal
 from inference.vocabulary import load_vocabulary
 

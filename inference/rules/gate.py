@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import (
+from core.models import (
     Action,
     Input,
     LongPress,
@@ -42,7 +42,7 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
-from droidretriever.text import fold_for_matching
+from core.text import fold_for_matching
 from inference.rules.confirm import find_confirmed, is_neutral_confirm
 from inference.rules.fields import find_login_wall, is_search_field
 from inference.rules.never_tap import find_never_tap

@@ -21,8 +21,8 @@ import re
 
 from rapidfuzz import fuzz
 
-from droidretriever.models import Screen, UIElement
-from droidretriever.text import has_cjk
+from core.models import Screen, UIElement
+from core.text import has_cjk
 from inference.rules.lexicon import GoalConcepts, load_lexicon, match_concept
 from inference.rules.page_type import find_list_items, is_card, shows_content
 from inference.rules.segment import split_words

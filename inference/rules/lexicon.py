@@ -28,8 +28,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
-from droidretriever.models import InstalledApp
-from droidretriever.text import has_cjk
+from core.models import InstalledApp
+from core.text import has_cjk
 from inference.errors import LexiconError, VocabularyError
 from inference.rules.apps import names_for
 from inference.vocabulary import VOCABULARY_DIR, load_vocabulary, read_vocabulary_data

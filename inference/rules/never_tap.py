@@ -8,7 +8,7 @@ kind has its risk category and its words in English, Chinese, Korean and Japanes
 naming one is the person's to press: :func:`find_act` names the kind, and the risk gate
 (:mod:`inference.rules.gate`) pauses the run instead of pressing it, whichever policy chose it.
 
-Labels are folded first (:func:`droidretriever.text.fold_for_matching`: zero-width and bidi
+Labels are folded first (:func:`core.text.fold_for_matching`: zero-width and bidi
 characters, full-width letters, combining marks and look-alike letters by Unicode's confusables
 skeleton), so ``P\\u200bay``, ``Ｐａｙ`` or ``Рау`` do not hide a word. No label is cut short: a
 button's words are its first 40 characters, and past them a label is running text, where an act
@@ -29,8 +29,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from droidretriever.models import RiskCategory
-from droidretriever.text import fold_for_matching
+from core.models import RiskCategory
+from core.text import fold_for_matching
 from inference.vocabulary import check_patterns, load_vocabulary, load_vocabulary_model
 
 __all__ = [

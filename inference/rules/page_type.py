@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from droidretriever.models import PageType, Screen, UIElement
+from core.models import PageType, Screen, UIElement
 from inference.rules.fields import find_login_wall
 from inference.vocabulary import load_vocabulary
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from droidretriever.models import ActRequest, Edge, InstalledApp, PageMode, Plan, Query, SubTask
+from core.models import ActRequest, Edge, InstalledApp, PageMode, Plan, Query, SubTask
 from inference.rules.acts import find_act_request
 from inference.rules.apps import app_named
 

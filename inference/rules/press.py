@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import ElementSource, Screen, UIElement
-from droidretriever.text import fold_for_matching
+from core.models import ElementSource, Screen, UIElement
+from core.text import fold_for_matching
 from inference.rules.never_tap import Act, find_act, is_refusal, never_tap_patterns, starts_as_act
 from inference.vocabulary import load_vocabulary
 

@@ -10,7 +10,7 @@ wherever they appear; a bare word such as ``Pay`` or ``支付`` flags it only as
 the whole label of something tappable (a pay button), because the words also
 appear in menus and adverts of ordinary pages.
 
-All text is folded before it is matched (:func:`droidretriever.text.fold_for_matching`:
+All text is folded before it is matched (:func:`core.text.fold_for_matching`:
 NFKC, zero-width and bidi characters removed, look-alike letters folded, case
 folded), so ``P\u200bay`` or ``Ｐａｙ`` is "pay". A screen pushing the agent
 towards anything on the never-tap list (:mod:`inference.rules.never_tap`:
@@ -43,8 +43,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import RiskCategory, Screen, UIElement
-from droidretriever.text import fold_for_matching
+from core.models import RiskCategory, Screen, UIElement
+from core.text import fold_for_matching
 from inference.rules.fields import find_login_wall, find_text_fields, is_search_field
 from inference.rules.never_tap import names_a_place, never_tap_patterns
 from inference.vocabulary import load_vocabulary

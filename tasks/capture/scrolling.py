@@ -21,11 +21,11 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.config import BudgetSettings
+from core.models import Bounds, Capture, CaptureSource, Point, UIElement
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError
 from device_farm.models import DeviceObservation
-from droidretriever.config import BudgetSettings
-from droidretriever.models import Bounds, Capture, CaptureSource, Point, UIElement
 from inference.perception import (
     OcrEngine,
     find_blind_regions,

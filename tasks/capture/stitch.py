@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Bounds, UIElement
+from core.models import Bounds, UIElement
 from tasks.errors import StitchError
 
 __all__ = [

@@ -7,7 +7,7 @@ From the app's first page, every screen found is *expanded* in breadth-first
 order: scrolled through to see all of it, then each actionable element on it
 is tried once and the phone brought back (Back, or a fresh launch and the
 map's path when Back leads elsewhere). What each element did is its
-:class:`~droidretriever.models.Effect`; a screen it opened is a new map screen
+:class:`~core.models.Effect`; a screen it opened is a new map screen
 unless one of the same shape is known (:func:`inference.maps.screen_shape`).
 
 Bounded and systematic:
@@ -36,9 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from device_farm.driver import Driver
-from device_farm.models import DeviceObservation, Key
-from droidretriever.models import (
+from core.models import (
     Action,
     AppMap,
     Bounds,
@@ -56,6 +54,8 @@ from droidretriever.models import (
     UIElement,
     WallKind,
 )
+from device_farm.driver import Driver
+from device_farm.models import DeviceObservation, Key
 from inference.maps import (
     ScreenShape,
     ScreenSurvey,

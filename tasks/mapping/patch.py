@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from droidretriever.models import AppMap, Effect, MapElement, MapScreen, Screen, Tap
+from core.models import AppMap, Effect, MapElement, MapScreen, Screen, Tap
 from inference.maps import (
     ScreenSurvey,
     list_members,

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image, ImageChops
 
-from droidretriever.models import Bounds
+from core.models import Bounds
 
 __all__ = ["changed_box"]
 

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from pydantic import Field
 
-from droidretriever.config import Settings
-from droidretriever.models import Frozen, MapBudget, MapProgress, RunEvent, RunEventKind
+from core.config import Settings
+from core.models import Frozen, MapBudget, MapProgress, RunEvent, RunEventKind
 from inference.perception import Perceiver
 from storage import MapStore, RunEventPublisher, open_object_store
 from tasks.mapping.builder import MapBuilder

@@ -28,10 +28,10 @@ public names; the two Celery task modules are imported by name by workers
 
 from __future__ import annotations
 
-from droidretriever.models import RiskCategory, RunEventKind, SubTaskResult, SubTaskStatus, Trace
+from core.models import RiskCategory, RunEventKind, SubTaskResult, SubTaskStatus, Trace
 from inference.errors import LLMRequestError
 from inference.rules.never_tap import goal_act
-from tasks.navigate.act import extract_facts, page_title, store_trace, write_reflection
+from tasks.navigate.act import handoff_facts, page_title, store_trace, write_reflection
 from tasks.navigate.attempt import NavigationTry
 from tasks.navigate.copilot import Copilot, EventSink, NavigateRequest, ObjectStoreBlobs
 from tasks.navigate.paths import (
@@ -108,7 +108,7 @@ def navigate_subtask(copilot: Copilot, request: NavigateRequest) -> SubTaskResul
     result = SubTaskResult(
         subtask_id=subtask.id, status=status, captures=tuple(run.captures),
         trace=Trace(subtask_id=subtask.id, steps=tuple(run.steps)),
-        facts=extract_facts(run.captures, subtask.search_term), reason=end.reason,
+        facts=handoff_facts(run.captures, subtask.search_term), reason=end.reason,
         risk_category=risk_category,
         device=copilot.driver.serial, attempt=attempt,
         config_error=str(config_error) if config_error is not None else "",

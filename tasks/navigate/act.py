@@ -14,10 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from device_farm.driver import Driver
-from device_farm.errors import InputNotApplied
-from device_farm.models import Key
-from droidretriever.models import (
+from core.models import (
     Action,
     Back,
     Bounds,
@@ -35,6 +32,9 @@ from droidretriever.models import (
     Tap,
     Wait,
 )
+from device_farm.driver import Driver
+from device_farm.errors import InputNotApplied
+from device_farm.models import Key
 from inference.llm_roles import describe_action
 from inference.policies import Decision, TakenAction
 from storage import ObjectStore, RunKeys
@@ -43,7 +43,7 @@ __all__ = [
     "ActOutcome",
     "digest_elements",
     "execute_action",
-    "extract_facts",
+    "handoff_facts",
     "page_title",
     "preview_for",
     "store_trace",
@@ -158,7 +158,7 @@ def write_reflection(attempt: int, reason: str, history: Sequence[TakenAction]) 
     )
 
 
-def extract_facts(captures: Sequence[Capture], term: str | None) -> tuple[str, ...]:
+def handoff_facts(captures: Sequence[Capture], term: str | None) -> tuple[str, ...]:
     """Key lines of the captured pages: those naming the search term, else the first texts.
 
     Extractive, no model: what a downstream sub-task's goal can be rewritten with.

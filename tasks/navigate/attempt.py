@@ -24,8 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from device_farm.models import DeviceObservation, Key
-from droidretriever.models import (
+from core.models import (
     Back,
     Evaluation,
     Finish,
@@ -37,6 +36,7 @@ from droidretriever.models import (
     StepTimings,
     SubTaskStatus,
 )
+from device_farm.models import DeviceObservation, Key
 from inference.llm_roles import Occasion, RoleOutcome, evaluate, guards_action
 from inference.perception import Perception, redactor_for
 from inference.policies import (

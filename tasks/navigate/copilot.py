@@ -15,9 +15,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.config import BudgetSettings
+from core.models import AppMap, RunEvent, SubTask
 from device_farm.driver import Driver
-from droidretriever.config import BudgetSettings
-from droidretriever.models import AppMap, RunEvent, SubTask
 from inference.llm import LLMClient, ModelClock, ModelMeter
 from inference.maps import MapGuide, render_manual
 from inference.memory import RouteMemory

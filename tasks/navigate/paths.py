@@ -1,7 +1,7 @@
 """A person's demonstration as a route: play a scripted path on a phone and remember it.
 
-Suite tasks (``droidretriever/suites``) carry the path a person takes to the
-answer as :class:`droidretriever.models.Step` s (``open_app``, ``tap_text``,
+Suite tasks (``suites``) carry the path a person takes to the
+answer as :class:`core.models.Step` s (``open_app``, ``tap_text``,
 ``input``, ``submit``, ``back``; swipes and checks only read the target page). Playing one through the copilot's own
 hands (perception and :func:`tasks.navigate.act.execute_action`) gives, for
 each move, the screen it was made on: exactly what route memory stores after
@@ -20,10 +20,8 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from device_farm.driver import Driver
-from device_farm.models import Key
-from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import (
+from core.config import LLMEndpoint, PerceptionSettings
+from core.models import (
     Action,
     Back,
     Input,
@@ -35,6 +33,8 @@ from droidretriever.models import (
     Tap,
     UIElement,
 )
+from device_farm.driver import Driver
+from device_farm.models import Key
 from inference.memory import RouteMemory, RouteStep, anchor_for
 from inference.perception import Perceiver, Perception, describe_screen, redactor_for
 from inference.policies import (

@@ -13,7 +13,7 @@ not need it): the benchmark's and tests' workers import it before they start.
 
 from __future__ import annotations
 
-from droidretriever.models import StepRecord, StepTimings, SubTaskResult, SubTaskStatus, Trace
+from core.models import StepRecord, StepTimings, SubTaskResult, SubTaskStatus, Trace
 from tasks.navigate import NavigateRequest
 from tasks.worker import BoundDevice, device_task
 

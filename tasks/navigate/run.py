@@ -16,8 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from device_farm.models import DeviceObservation
-from droidretriever.models import (
+from core.models import (
     Capture,
     CaptureSource,
     Evaluation,
@@ -29,6 +28,7 @@ from droidretriever.models import (
     SubTaskStatus,
     TokenUsage,
 )
+from device_farm.models import DeviceObservation
 from inference.llm import ModelMeter, describe_slow_calls
 from inference.maps import MapGuide
 from inference.perception import Observation

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Literal, Protocol
 
+from core.models import CaptureSource, RunEventKind, Screen, SubTaskStatus, in_own_app
 from device_farm.models import DeviceObservation
-from droidretriever.models import CaptureSource, RunEventKind, Screen, SubTaskStatus, in_own_app
 from inference.policies import TakenAction
 from tasks.control import ControlAck, ControlCommand, ControlKind
 from tasks.navigate.copilot import Copilot

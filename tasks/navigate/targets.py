@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from device_farm.models import DeviceObservation
-from droidretriever.models import (
+from core.models import (
     CaptureSource,
     Evaluation,
     Input,
@@ -37,6 +36,7 @@ from droidretriever.models import (
     SubTaskStatus,
     Tap,
 )
+from device_farm.models import DeviceObservation
 from inference.maps import text_lines
 from inference.memory import shows_goal
 from inference.policies import (

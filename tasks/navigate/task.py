@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from droidretriever.config import Settings
-from droidretriever.models import SubTaskResult, SubTaskStatus
+from core.config import Settings
+from core.models import SubTaskResult, SubTaskStatus
 from inference.llm import Role, client_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver

@@ -6,16 +6,16 @@
 The heading is the page's own title where it has one (a title view, a toolbar's or action
 bar's text), else the first short text from the top that is not the app's own name. A
 home screen is never named after its first icon, and its captures are never an answer of
-the sub-task's app (:func:`droidretriever.models.in_own_app`).
+the sub-task's app (:func:`core.models.in_own_app`).
 """
 
 from __future__ import annotations
 
 import re
 
+from core.models import Screen, UIElement
 from device_farm.driver import Driver
 from device_farm.errors import DeviceError
-from droidretriever.models import Screen, UIElement
 
 __all__ = ["HOME_SCREEN", "is_home_screen_package", "page_heading", "saved_screen_title"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from droidretriever.models import AppStatus, Capture
+from core.models import AppStatus, Capture
 from inference.rules import load_lexicon, match_concept
 from tasks.synthesis.citations import format_citation
 from tasks.synthesis.items import Item, ItemValue, QueryTerms, detect_items

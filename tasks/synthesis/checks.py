@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import Citation
+from core.models import Citation
 from tasks.synthesis.citations import iter_citation_marks
 
 __all__ = ["UNCITED_MARK", "KeyPointCheck", "check_key_points", "mark_uncited"]

@@ -1,6 +1,6 @@
 """Errors raised by report synthesis.
 
-    DroidRetrieverError                 droidretriever.errors
+    DroidRetrieverError                 core.errors
      +-- SynthesisError                 anything that stops a report from being written
           +-- EvidenceError             evidence cannot be read, decoded or written
 
@@ -10,7 +10,7 @@ marked unverified. Errors here mean the report itself cannot be produced.
 
 from __future__ import annotations
 
-from droidretriever.errors import DroidRetrieverError
+from core.errors import DroidRetrieverError
 
 __all__ = ["EvidenceError", "SynthesisError"]
 

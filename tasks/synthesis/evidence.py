@@ -16,7 +16,7 @@ from typing import Protocol
 
 from PIL import Image, ImageDraw, UnidentifiedImageError
 
-from droidretriever.models import Bounds, Capture, Citation
+from core.models import Bounds, Capture, Citation
 from tasks.synthesis.errors import EvidenceError
 
 __all__ = [

@@ -32,9 +32,9 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.models import AppStatus, Capture, LineSpan, PageMode, Query
+from core.models import AppStatus, Capture, LineSpan, PageMode, Query
 from inference.rules import find_goal_concepts
-from inference.rules.asks import read_answer_request
+from inference.rules.answer_shape import read_answer_request
 from inference.rules.decomposer import choose_page_mode
 from tasks.synthesis.app_items import (
     TABLE_KINDS,

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from droidretriever.models import AppStatus, Capture, Frozen, Query, utcnow
+from core.models import AppStatus, Capture, Frozen, Query, utcnow
 from tasks.synthesis.grounding import normalize_text
 from tasks.synthesis.items import Item, detect_items, read_query_terms
 from tasks.synthesis.values import MeasureKind

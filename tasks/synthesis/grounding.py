@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
-from droidretriever.models import Bounds, Capture, Citation, UIElement
+from core.models import Bounds, Capture, Citation, UIElement
 from tasks.synthesis.citations import CitationRef
 
 __all__ = [

@@ -4,14 +4,14 @@ An event with an ``actor`` is a person's: a steering command (``control``: pause
 back to auto, continue or skip a pause, save this screen, stop, a previewed action confirmed
 or cancelled) or an input on a phone they took over (a ``step`` marked as an intervention:
 "tap at (540, 1200)", "text entered, 12 characters"; what they typed is never in an event).
-Each becomes one :class:`~droidretriever.models.Intervention` with its time, phone and app.
+Each becomes one :class:`~core.models.Intervention` with its time, phone and app.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from droidretriever.models import Intervention, RunEvent, RunEventKind
+from core.models import Intervention, RunEvent, RunEventKind
 
 __all__ = ["list_interventions"]
 

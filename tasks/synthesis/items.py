@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz
 
-from droidretriever.models import Bounds, Capture, ElementSource, UIElement
+from core.models import Bounds, Capture, ElementSource, UIElement
 from inference.vocabulary import load_vocabulary
 from tasks.synthesis.grounding import normalize_text
 from tasks.synthesis.offers import AttributeRow, read_attribute_row

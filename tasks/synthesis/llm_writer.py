@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from droidretriever.config import PerceptionSettings, Settings
-from droidretriever.models import AppStatus, Capture, Query, TokenUsage
+from core.config import PerceptionSettings, Settings
+from core.models import AppStatus, Capture, Query, TokenUsage
 from inference.errors import LLMError, LLMTimeout
 from inference.llm import (
     LLMClient,

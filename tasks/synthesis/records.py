@@ -8,7 +8,7 @@ copilot judged it the answer, its records are the answer, every one with every
 field, then only those passing the question's filters (a price range, a time of
 day, dates relative to the phone's clock), in the order and number it asks for
 (the cheapest, the top 5), and the report says which filters and order it applied
-(:mod:`inference.rules.asks`). Navigation labels, headings and the search box are
+(:mod:`inference.rules.answer_shape`). Navigation labels, headings and the search box are
 no records: one field, no values.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import NamedTuple
 
-from droidretriever.models import Capture, UIElement
-from droidretriever.text import has_cjk
-from inference.rules.asks import (
+from core.models import Capture, UIElement
+from core.text import has_cjk
+from inference.rules.answer_shape import (
     MAGNITUDE,
     AnswerFormat,
     AnswerRequest,

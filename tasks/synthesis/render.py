@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 
 from markdown_it import MarkdownIt
 
-from droidretriever.models import AppStatus, Capture, Citation, Report, SubTaskStatus, TokenLedger
-from droidretriever.text import escape_controls
+from core.models import AppStatus, Capture, Citation, Report, SubTaskStatus, TokenLedger
+from core.text import escape_controls
 from tasks.synthesis.citations import CitationMark, replace_citations
 
 __all__ = [

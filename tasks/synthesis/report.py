@@ -25,8 +25,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from droidretriever.errors import DroidRetrieverError
-from droidretriever.models import (
+from core.errors import DroidRetrieverError
+from core.models import (
     AppStatus,
     CallOutcome,
     Capture,

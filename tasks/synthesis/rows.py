@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from droidretriever.models import Capture, Frozen, UIElement
+from core.models import Capture, Frozen, UIElement
 from inference.rules import load_lexicon, match_concept
 from tasks.synthesis.items import QueryTerms, dedupe_elements, score_relevance
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 
-from droidretriever.models import Capture, LineSpan, SubTaskStatus
+from core.models import Capture, LineSpan, SubTaskStatus
 from inference.rules import load_lexicon, match_concept
-from inference.rules.asks import AnswerFormat, AnswerRequest, Order
+from inference.rules.answer_shape import AnswerFormat, AnswerRequest, Order
 from tasks.synthesis.app_items import (
     ITEMS_PER_APP,
     AppItems,

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from inference.rules.asks import read_magnitude
+from inference.rules.answer_shape import read_magnitude
 from inference.vocabulary import load_vocabulary
 
 __all__ = ["Measure", "MeasureKind", "read_measures", "strip_measures"]

@@ -20,12 +20,12 @@ from typing import Any
 import redis
 from celery import Celery
 
+from core.config import Settings
 from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceError
 from device_farm.health import HealthCheckedDriver, probe_device
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings
 from tasks.worker.deliveries import HeldDeliveries
 from tasks.worker.queues import app_queue, device_queue
 

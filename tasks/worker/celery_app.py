@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from celery import Celery
 
-from droidretriever.config import Settings
+from core.config import Settings
 from tasks.worker.device_tasks import register_device_tasks
 
 __all__ = ["DEVICE_TASK_MODULES", "create_celery_app", "redis_retry_policy", "restore_interval_s"]

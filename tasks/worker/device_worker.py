@@ -23,10 +23,10 @@ from typing import Any
 
 from celery import Celery, bootsteps
 
+from core.config import Settings, load_settings
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings, load_settings
 from inference.errors import LLMRequestError, LLMUnavailable
 from inference.llm import check_roles
 from tasks.worker.bound_device import BoundDevice, bind_device, bound_device, unbind_device

@@ -41,11 +41,11 @@ from typing import Any
 import redis
 from celery import Celery
 
+from core.config import Settings, load_settings
+from core.models import RunEvent, RunEventKind
+from core.redis_client import BACKOFF_CAP_S
 from device_farm.models import DeviceState, DeviceStatus
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import Settings, load_settings
-from droidretriever.models import RunEvent, RunEventKind
-from droidretriever.redis_client import BACKOFF_CAP_S
 from storage import RunEventPublisher, StorageError, open_object_store
 from tasks.navigate.copilot import EventSink
 from tasks.worker.celery_app import create_celery_app

@@ -16,8 +16,8 @@ import time
 
 from pydantic import Field
 
+from core.models import Frozen, ScrollDirection
 from device_farm.models import Key
-from droidretriever.models import Frozen, ScrollDirection
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker.bound_device import BoundDevice
 from tasks.worker.device_tasks import device_task

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from deploy.farm import stop_processes
-from droidretriever.config import RedisSettings, S3Settings, load_settings
-from droidretriever.models import (
+from core.config import RedisSettings, S3Settings, load_settings
+from core.models import (
     AppMap,
     Bounds,
     Effect,
@@ -24,7 +23,8 @@ from droidretriever.models import (
     PageType,
     WallKind,
 )
-from droidretriever.redis_client import open_redis
+from core.redis_client import open_redis
+from deploy.farm import stop_processes
 from droidretriever.testing import free_port
 from droidretriever.testing.drawing import FONT_PATH
 from storage import MapStore, ObjectStore

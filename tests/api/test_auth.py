@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from starlette.routing import Route
 from starlette.websockets import WebSocketDisconnect
 
+from core.config import ApiSettings, RedisSettings, S3Settings, Settings, load_settings
 from droidretriever.api import create_app
-from droidretriever.config import ApiSettings, RedisSettings, S3Settings, Settings, load_settings
 
 pytestmark = pytest.mark.services
 

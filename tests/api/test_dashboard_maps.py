@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
-from droidretriever.models import Query, RunEvent, RunEventKind, RunManifest, RunStatus, new_id
-from droidretriever.redis_client import open_redis
+from core.models import Query, RunEvent, RunEventKind, RunManifest, RunStatus, new_id
+from core.redis_client import open_redis
 from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from inference.maps import MapTrail
 from storage import ManifestStore, RunEventPublisher, open_object_store

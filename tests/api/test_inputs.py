@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from core.config import RedisSettings, S3Settings, load_settings
+from core.models import InstalledApp
+from core.redis_client import open_redis
 from device_farm.models import DeviceInfo
 from device_farm.registry import DeviceRegistry
 from droidretriever.api import create_app
 from droidretriever.api.schemas import RunCreate, SubscriptionCreate
-from droidretriever.config import RedisSettings, S3Settings, load_settings
-from droidretriever.models import InstalledApp
-from droidretriever.redis_client import open_redis
 
 pytestmark = pytest.mark.services
 

@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
 
+from core.config import RedisSettings, S3Settings, load_settings
+from core.models import AppMap
 from droidretriever.api import create_app
-from droidretriever.config import RedisSettings, S3Settings, load_settings
-from droidretriever.models import AppMap
 from storage import MapStore, ObjectStore
 from tests.api.conftest import DEALS, HOME, SHOP, SHOP_VERSION, SIGN_IN, shop_map, store_shop_map
 

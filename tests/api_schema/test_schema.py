@@ -25,8 +25,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from core.config import ApiSettings, RedisSettings, S3Settings, load_settings
 from droidretriever.api import create_app
-from droidretriever.config import ApiSettings, RedisSettings, S3Settings, load_settings
 from droidretriever.testing import free_port, wait_for_port
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]

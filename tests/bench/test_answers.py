@@ -10,9 +10,9 @@ import pytest
 from bench.answer_audit import FieldKind, PauseSite, SimTruth, TypedInput, audit_inputs
 from bench.answer_results import TaskAnswer, summarize, write_answers_section
 from bench.answers import SUITE_CHOICES, _row, main, old_rule_points
+from core.models import Input, LineSpan, Preview, RunEvent, RunEventKind, StepRecord, Tap
 from device_farm.sim import load_catalog
-from droidretriever.models import Input, LineSpan, Preview, RunEvent, RunEventKind, StepRecord, Tap
-from droidretriever.suites import score_report
+from suites import score_report
 
 ROOT = Path(__file__).resolve().parents[2]
 UBER, AMAP, ALIPAY = "com.ubercab.eats", "com.autonavi.minimap", "com.eg.android.AlipayGphone"
@@ -26,7 +26,7 @@ def truth() -> SimTruth:
 def test_measuring_answers_never_reads_the_scripted_paths() -> None:
     """The plan must be the product's own: no search term may come from a task's path."""
     files = ["bench/answers.py", "bench/answer_results.py", "bench/answer_audit.py",
-             "droidretriever/suites/scoring.py", "droidretriever/suites/quantities.py"]
+             "suites/scoring.py", "suites/quantities.py"]
     for name in files:
         tree = ast.parse((ROOT / name).read_text(encoding="utf-8"))
         reads = [n.lineno for n in ast.walk(tree)

@@ -19,11 +19,11 @@ from bench.droidtask import (
     skills_and_explorer,
     spl,
 )
+from core.config import PerceptionSettings, load_settings
+from core.models import Bounds, SubTaskStatus
+from core.recordings import find_data_dir
 from device_farm.sim import SimServer
 from device_farm.sim.replay import ViewKey
-from droidretriever.config import PerceptionSettings, load_settings
-from droidretriever.models import Bounds, SubTaskStatus
-from droidretriever.recordings import find_data_dir
 from inference.perception import Perceiver
 
 HOME, SETTINGS, CHOICES = Shown("home", "home-kind"), Shown("settings", "settings-kind"), Shown("choices", "dialog")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bench.scale_curve import main
-from droidretriever.suites import resolve_suite
-from droidretriever.suites.metrics import measure_task
 from flows.bench import BenchRequest, BenchResults, BenchTaskResult
+from suites import resolve_suite
+from suites.metrics import measure_task
 
 
 def _run(devices: int, spans: list[tuple[int, int, int]]) -> BenchResults:

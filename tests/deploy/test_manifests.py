@@ -8,7 +8,7 @@ reading of the Compose file). The Kubernetes manifests are read file by file fro
 ``kubectl kustomize`` builds them too where kubectl is installed.
 
 For every application service or container: each ``DROIDRETRIEVER_*`` variable it gets names a
-setting of :class:`droidretriever.config.Settings`, the environment loads with
+setting of :class:`core.config.Settings`, the environment loads with
 ``load_settings()``, and it sets what production needs (an external Redis with a password, the
 S3 store with keys, Prefect with its auth, the API token, a model for each of the four roles)
 plus Prefect's client settings as ``deploy.local`` gives its processes. No secret is written
@@ -32,7 +32,7 @@ import yaml
 from compose_spec import PyCompose
 from pydantic import BaseModel
 
-from droidretriever.config import ENV_PREFIX, Settings, load_settings
+from core.config import ENV_PREFIX, Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -84,7 +84,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def check_app_env(env: dict[str, str], where: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What one application process gets is read, complete and consistent with Prefect's client."""
     unknown = sorted(n for n in env if n.startswith(ENV_PREFIX) and n not in VALID_NAMES)
-    assert not unknown, f"{where}: not settings of droidretriever/config.py: {unknown}"
+    assert not unknown, f"{where}: not settings of core/config.py: {unknown}"
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     try:

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from lxml import etree
 
+from core.models import Bounds, ScrollDirection
 from device_farm.adb_client import NoSpawnAdbClient
 from device_farm.adb_driver import AdbDriver
 from device_farm.adb_shell import PhoneShell
 from device_farm.errors import DeviceCommandFailed, DeviceLost, InputNotApplied
 from device_farm.models import Key
 from device_farm.sim import SimServer
-from droidretriever.models import Bounds, ScrollDirection
 from tests.support.example_apps import example_catalog
 
 MEITUAN = "com.sankuai.meituan"

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import uiautomator2.exceptions as u2e
 
+from core.models import Point, ScrollDirection
 from device_farm.adb_client import parse_focus, parse_wm_size
 from device_farm.adb_driver import AdbDriver
 from device_farm.driver import plan_scroll
@@ -25,7 +26,6 @@ from device_farm.errors import (
 )
 from device_farm.screencap import decode_raw_screencap, encode_png
 from device_farm.u2_driver import U2Driver
-from droidretriever.models import Point, ScrollDirection
 
 
 def _raw_frame(width: int, height: int, header_words: int) -> tuple[bytes, np.ndarray]:

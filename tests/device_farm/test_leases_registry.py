@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.config import FarmSettings, RedisSettings
+from core.models import InstalledApp
+from core.redis_client import open_redis
 from device_farm.leases import LeaseManager
 from device_farm.models import DeviceInfo, DeviceState, InflightTask
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import FarmSettings, RedisSettings
-from droidretriever.models import InstalledApp
-from droidretriever.redis_client import open_redis
 
 
 @pytest.fixture()

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 from lxml import etree
 
+from core.models import Bounds
 from device_farm.adb_driver import AdbDriver
 from device_farm.errors import DeviceCommandFailed
 from device_farm.sim import APPS_DIR, Catalog, ControlError, SimServer, SimServerError, load_app
-from droidretriever.models import Bounds
 from tests.support.example_apps import example_catalog
 
 MEITUAN = "com.sankuai.meituan"

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.config import load_settings
+from core.errors import ConfigError
 from droidretriever.cli import run
-from droidretriever.config import load_settings
-from droidretriever.errors import ConfigError
 from droidretriever.testing import free_port
 
 pytestmark = pytest.mark.slow

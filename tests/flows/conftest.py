@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from core.config import RedisSettings, S3Settings, Settings, load_settings
+from core.redis_client import open_redis
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
-from droidretriever.redis_client import open_redis
 from tests.support.farm import FarmProcesses, farm_env, run_farm, wait_for_idle
 from tests.support.prefect import prefect_server
 from tests.support.webhook import Webhook

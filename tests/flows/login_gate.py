@@ -9,8 +9,8 @@ machinery of the flows is what the tests exercise with it.
 
 from __future__ import annotations
 
+from core.models import RiskCategory, SubTaskResult, SubTaskStatus, Trace
 from device_farm.sim import SimControlClient
-from droidretriever.models import RiskCategory, SubTaskResult, SubTaskStatus, Trace
 from tasks.navigate import NavigateRequest
 from tasks.worker import BoundDevice, device_task
 

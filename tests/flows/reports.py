@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import Capture, Citation, Report
+from core.models import Capture, Citation, Report
 from flows.models import RunOutcome
 from flows.runtime import FlowServices
 from flows.subscriptions import load_run_captures

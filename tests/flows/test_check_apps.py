@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.errors import InputError
-from droidretriever.models import InstalledApp, PageMode, Query
+from core.errors import InputError
+from core.models import InstalledApp, PageMode, Query
 from flows.retrieve import check_apps_installed
 from inference.rules.plan import build_plan
 

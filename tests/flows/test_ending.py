@@ -22,8 +22,8 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from prefect.client.schemas.objects import StateType
 from prefect.settings import PREFECT_API_URL
 
+from core.models import Query, RunEventKind, RunManifest, RunStatus, new_id
 from device_farm.models import DeviceState
-from droidretriever.models import Query, RunEventKind, RunManifest, RunStatus, new_id
 from flows.crashes import sweep_crashed_runs
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue

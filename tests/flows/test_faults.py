@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import signal
 
+from core.config import LatencyProfile
+from core.models import RunStatus, new_id
 from device_farm.sim import ControlRequest
-from droidretriever.config import LatencyProfile
-from droidretriever.models import RunStatus, new_id
 from flows.models import RetrieveRequest
 from flows.runtime import open_services
 from storage import RunKeys

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from prefect.client.schemas.schedules import IntervalSchedule
 
-from droidretriever.errors import InputError
-from droidretriever.models import InstalledApp
+from core.errors import InputError
+from core.models import InstalledApp
 from flows.maps import MAPS_DEPLOYMENT, choose_apps, maps_deployment
 
 INSTALLED = (InstalledApp(package="com.zhihu.android", label="Zhihu"),

@@ -14,7 +14,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from droidretriever.models import RunEventKind
+from core.models import RunEventKind
 from droidretriever.testing import Answer, RecordingOpenAIServer, ServedModel
 from flows.models import RetrieveRequest
 from flows.retrieve import run_retrieve

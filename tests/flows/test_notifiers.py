@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.config import load_settings
+from core.config import load_settings
 from flows.errors import NotifierError
 from flows.notifiers import ChangeNotice, NotifierSpec, notifier_for
 from tasks.synthesis.facts import Change, ChangeKind, ChangeSummary

@@ -9,8 +9,8 @@ from __future__ import annotations
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 
+from core.models import RunStatus, SubTaskStatus
 from device_farm.sim import ControlRequest
-from droidretriever.models import RunStatus, SubTaskStatus
 from flows.models import RetrieveRequest
 from flows.retrieve import run_retrieve
 from flows.runtime import open_services

@@ -8,7 +8,7 @@ import threading
 import pytest
 import redis
 
-from droidretriever.models import RiskCategory, new_id
+from core.models import RiskCategory, new_id
 from flows.keys import waiting_key
 from flows.models import RetrieveRequest, RunOutcome
 from flows.pause_queue import PauseEntry, PauseQueue

@@ -25,9 +25,9 @@ from prefect.input.actions import read_flow_run_input
 from prefect.input.run_input import keyset_from_paused_state
 from prefect.settings import PREFECT_API_URL
 
+from core.models import RiskCategory, RunEventKind, RunStatus, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceState
-from droidretriever.models import RiskCategory, RunEventKind, RunStatus, SubTaskStatus, new_id
 from flows.dispatch import LeaseKeeper
 from flows.errors import RunOrphanedError
 from flows.keys import waiting_key

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from core.config import RedisSettings
+from core.models import RunEvent, RunEventKind, new_id
+from core.redis_client import BACKOFF_CAP_S, open_redis
 from device_farm.health import find_down_phones
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import RedisSettings
-from droidretriever.models import RunEvent, RunEventKind, new_id
-from droidretriever.redis_client import BACKOFF_CAP_S, open_redis
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from tasks.worker import create_celery_app

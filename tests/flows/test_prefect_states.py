@@ -16,9 +16,9 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from prefect.client.schemas.objects import FlowRun, StateType
 
+from core.models import RunStatus, SubTaskStatus, new_id
 from device_farm.models import DeviceState
 from device_farm.sim import ControlRequest
-from droidretriever.models import RunStatus, SubTaskStatus, new_id
 from flows.models import RetrieveRequest
 from flows.pauses import resume_run
 from flows.runtime import open_services

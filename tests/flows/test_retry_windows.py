@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.config import PrefectSettings
+from core.config import PrefectSettings
 from flows.retrieve import app_start_delays
 from tasks.worker.celery_app import redis_retry_policy
 

@@ -23,8 +23,8 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import Cancelling
 
-from droidretriever.config import RedisSettings
-from droidretriever.redis_client import open_redis
+from core.config import RedisSettings
+from core.redis_client import open_redis
 from flows import runner
 from flows.errors import FlowError
 from flows.keys import RUNNER_WAKE_CHANNEL

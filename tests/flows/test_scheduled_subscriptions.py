@@ -17,6 +17,7 @@ import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
+from core.config import Settings, load_settings
 from deploy.local import (
     PostgresService,
     PrefectService,
@@ -24,7 +25,6 @@ from deploy.local import (
     ensure_stack_secrets,
 )
 from droidretriever.cli import app
-from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port
 from flows.runtime import open_services
 from flows.subscriptions import SubscriptionCheck, SubscriptionStore, read_schedule_state

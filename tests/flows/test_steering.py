@@ -14,10 +14,10 @@ from typing import Literal
 import pytest
 import redis
 
+from core.config import FarmSettings
+from core.models import Plan, Query, RunEventKind, RunManifest, RunStatus, SubTask, new_id
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import FarmSettings
-from droidretriever.models import Plan, Query, RunEventKind, RunManifest, RunStatus, SubTask, new_id
 from flows.errors import RunNotPausedError, SteeringConflict
 from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue

@@ -9,8 +9,7 @@ from uuid import UUID
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 
-from device_farm.sim import ControlRequest
-from droidretriever.models import (
+from core.models import (
     Edge,
     PageMode,
     Plan,
@@ -22,6 +21,7 @@ from droidretriever.models import (
     Trace,
     new_id,
 )
+from device_farm.sim import ControlRequest
 from flows.models import AppOutcome, RetrieveRequest
 from flows.retrieve import app_groups, rewrite_goals, run_retrieve
 from flows.runtime import open_services

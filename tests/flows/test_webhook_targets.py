@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from droidretriever.config import Settings, load_settings
+from core.config import Settings, load_settings
 from flows.errors import NotifierError
 from flows.notifiers import ChangeNotice, WebhookNotifier
 from flows.webhook_targets import check_webhook_target, stack_ports

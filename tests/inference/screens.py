@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Screen, UIElement
+from core.models import Screen, UIElement
 from droidretriever.testing.screens import element, screen_of
 from inference.perception import BlockPartition, Perception, ViewTree
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import AnyHttpUrl
 
-from droidretriever.config import LLMEndpoint, LLMSettings, load_settings
+from core.config import LLMEndpoint, LLMSettings, load_settings
 from inference.asr import (
     HttpTranscriber,
     PocketsphinxTranscriber,

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel
 
-from droidretriever.config import LLMEndpoint, load_settings
-from droidretriever.errors import ConfigError
+from core.config import LLMEndpoint, load_settings
+from core.errors import ConfigError
 from droidretriever.testing import OpenAIStub, ScriptedReply, free_port
 from inference.errors import (
     LLMCutOffError,

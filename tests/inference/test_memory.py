@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Back, Input, PageMode, Tap
+from core.models import Back, Input, PageMode, Tap
 from inference.errors import RouteMemoryError
 from inference.memory import Route, RouteMemory, RouteReplay, RouteStep, anchor_for
 from tests.inference.screens import element, screen_of

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from droidretriever.config import LLMEndpoint, load_settings
+from core.config import LLMEndpoint, load_settings
 from droidretriever.testing import Answer, RecordingOpenAIServer, ServedModel, free_port
 from inference.errors import LLMRequestError, LLMUnavailable
 from inference.llm import ProbeStatus, check_roles, probe_role, probe_roles, prompt_budget

@@ -8,7 +8,7 @@ import jinja2
 import pytest
 from pydantic import BaseModel
 
-from droidretriever.models import PageMode, PageType, RiskCategory
+from core.models import PageMode, PageType, RiskCategory
 from inference.llm_roles.decomposer import DecompositionAnswer
 from inference.llm_roles.evaluator import EvaluatorAnswer
 from inference.llm_roles.navigator import ActionName, NavigatorAnswer

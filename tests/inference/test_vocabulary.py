@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.models import PageMode, SubTask
+from core.models import PageMode, SubTask
 from inference.errors import LexiconError, VocabularyError
 from inference.policies.base import PolicyContext
 from inference.policies.skills import find_dialog_dismiss

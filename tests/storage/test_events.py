@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from droidretriever.config import RedisSettings, S3Settings
-from droidretriever.models import RunEvent, RunEventKind
-from droidretriever.redis_client import open_redis
+from core.config import RedisSettings, S3Settings
+from core.models import RunEvent, RunEventKind
+from core.redis_client import open_redis
 from droidretriever.testing import free_port
 from storage import (
     EventStreamError,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.config import RedisSettings, S3Settings
-from droidretriever.models import new_id
-from droidretriever.redis_client import open_redis
+from core.config import RedisSettings, S3Settings
+from core.models import new_id
+from core.redis_client import open_redis
 from storage import (
     FencedObjectStore,
     Fences,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.config import S3Settings
-from droidretriever.models import Query, RunManifest, RunStatus, SubTaskStatus
+from core.config import S3Settings
+from core.models import Query, RunManifest, RunStatus, SubTaskStatus
 from storage import FakeObjectStore, ManifestError, ManifestStore, RunKeys, S3ObjectStore
 
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from droidretriever.config import S3Settings
+from core.config import S3Settings
 from droidretriever.testing import free_port
 from storage import (
     ObjectNotFoundError,

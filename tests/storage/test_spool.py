@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core.config import S3Settings
 from deploy.local import SeaweedService
-from droidretriever.config import S3Settings
 from storage import (
     FakeObjectStore,
     RunKeys,

@@ -14,10 +14,10 @@ import httpx
 from prefect.client.orchestration import get_client
 from prefect.exceptions import ObjectNotFound
 
+from core.config import Settings
+from core.models import utcnow
 from deploy.farm import ProcessRecord, is_running, start_process
 from deploy.local import read_api_token
-from droidretriever.config import Settings
-from droidretriever.models import utcnow
 from flows.runner import DEPLOYMENT
 from tests.support.farm import RunningFarm, wait_until
 

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from droidretriever.config import load_settings
-from droidretriever.models import Bounds, Screen, UIElement
-from droidretriever.recordings import find_data_dir
+from core.config import load_settings
+from core.models import Bounds, Screen, UIElement
+from core.recordings import find_data_dir
 
 __all__ = ["DATA_DIR", "iter_states", "load_state"]
 

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.config import Settings, load_settings
 from deploy.farm import ProcessRecord, is_running, start_process, stop_processes
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import Settings, load_settings
 from droidretriever.testing import FAST_FARM
 
 

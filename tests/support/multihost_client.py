@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.chaos import RunRecord, ask_question, inspect_run
+from core.config import load_settings
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import load_settings
-from droidretriever.suites import load_suite
 from flows.runtime import use_prefect_server
+from suites import load_suite
 
 __all__ = ["main", "stop_host_when_busy"]
 

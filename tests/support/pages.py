@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Bounds, Capture, UIElement
+from core.models import Bounds, Capture, UIElement
 
 
 def titled_page(title: str, *texts: tuple[str, int, int], run: str = "q") -> Capture:

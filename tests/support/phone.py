@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.models import Point, UIElement
 from device_farm.adb_driver import AdbDriver
-from droidretriever.models import Point, UIElement
 from inference.perception import parse_hierarchy
 
 

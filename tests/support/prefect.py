@@ -14,7 +14,7 @@ from prefect.settings import (
 )
 from prefect.testing.utilities import prefect_test_harness
 
-from droidretriever.secrets import generate_secret
+from core.secrets import generate_secret
 
 
 @contextmanager

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.config import PerceptionSettings
 from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
-from droidretriever.config import PerceptionSettings
 from inference.perception import Perceiver
 
 APP_FILES = ("meituan.yaml", "settings.yaml", "mcdonalds.yaml", "jd.yaml", "amap.yaml")

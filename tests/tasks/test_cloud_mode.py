@@ -20,10 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from device_farm.adb_driver import AdbDriver
-from device_farm.sim import Catalog, SimServer, load_app
-from droidretriever.config import BudgetSettings, PerceptionSettings, Settings, load_settings
-from droidretriever.models import (
+from core.config import BudgetSettings, PerceptionSettings, Settings, load_settings
+from core.models import (
     AppStatus,
     InstalledApp,
     PageMode,
@@ -34,6 +32,8 @@ from droidretriever.models import (
     SubTaskStatus,
     new_id,
 )
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import Catalog, SimServer, load_app
 from droidretriever.testing import RecordingOpenAIServer, ServedModel
 from inference.llm import LLMClient
 from inference.perception import Perceiver

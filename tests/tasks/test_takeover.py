@@ -12,10 +12,10 @@ import pytest
 import redis
 from pydantic import ValidationError
 
+from core.models import RunEventKind, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import Key
 from device_farm.sim import SimServer
-from droidretriever.models import RunEventKind, new_id
 from storage import FakeObjectStore, RunEventPublisher, RunEventReader
 from tasks.takeover import InterventionRecorder, RemoteInput, apply_remote_input
 from tests.support.phone import find_on_screen

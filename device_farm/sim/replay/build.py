@@ -39,10 +39,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from device_farm.sim.errors import SimServerError
-from device_farm.sim.replay.graph import EdgeKind, ReplayApp, ReplayEdge, ReplayScreen, ViewKey
-from droidretriever.models import Bounds
-from droidretriever.recordings import (
+from core.models import Bounds
+from core.recordings import (
     DroidbotEvent,
     DroidbotState,
     DroidbotTransition,
@@ -50,6 +48,8 @@ from droidretriever.recordings import (
     load_droidbot_state,
     load_droidbot_transition,
 )
+from device_farm.sim.errors import SimServerError
+from device_farm.sim.replay.graph import EdgeKind, ReplayApp, ReplayEdge, ReplayScreen, ViewKey
 
 __all__ = ["find_recording_folders", "load_recordings"]
 

@@ -20,9 +20,9 @@ import io
 
 from PIL import Image, ImageDraw
 
+from core.models import Bounds
+from core.recordings import DroidbotState, DroidbotView
 from device_farm.sim.fonts import draw_text, measure, wrap_text
-from droidretriever.models import Bounds
-from droidretriever.recordings import DroidbotState, DroidbotView
 
 __all__ = ["draw_screen"]
 

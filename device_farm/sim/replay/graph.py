@@ -15,15 +15,15 @@ from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
-from device_farm.sim.replay.draw import draw_screen
-from droidretriever.models import Bounds
-from droidretriever.recordings import (
+from core.models import Bounds
+from core.recordings import (
     DroidbotState,
     DroidbotView,
     convert_droidbot_state,
     load_droidbot_state,
     screenshot_path,
 )
+from device_farm.sim.replay.draw import draw_screen
 
 __all__ = ["EdgeKind", "ReplayApp", "ReplayEdge", "ReplayScreen", "ViewKey"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from droidretriever.recordings import DroidbotState, DroidbotView
+from core.recordings import DroidbotState, DroidbotView
 
 __all__ = ["find_receiver", "find_scrollable", "topmost_view"]
 

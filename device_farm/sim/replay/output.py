@@ -13,9 +13,9 @@ import struct
 
 from PIL import Image
 
+from core.recordings import convert_droidbot_state
 from device_farm.sim.replay.cursor import ReplayCursor, field_key
 from device_farm.sim.replay.graph import ReplayApp, ReplayScreen, ViewKey
-from droidretriever.recordings import convert_droidbot_state
 
 __all__ = ["replay_png", "replay_raw", "replay_xml"]
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from core.models import Point
+from core.recordings import DroidbotState, DroidbotView
 from device_farm.sim.replay.cursor import Outcome, ReplayCursor, field_key
 from device_farm.sim.replay.graph import EdgeKind, ReplayApp, ReplayEdge, ViewKey
 from device_farm.sim.replay.hit import find_receiver, find_scrollable, topmost_view
-from droidretriever.models import Point
-from droidretriever.recordings import DroidbotState, DroidbotView
 
 __all__ = ["ReplayPlayer", "swipe_direction"]
 

@@ -15,10 +15,10 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.recordings import DroidbotEvent
 from device_farm.sim.replay.cursor import Outcome, ReplayCursor
 from device_farm.sim.replay.graph import ReplayApp
 from device_farm.sim.replay.player import ReplayPlayer
-from droidretriever.recordings import DroidbotEvent
 
 __all__ = ["TaskPlay", "play_event", "play_task"]
 

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from core.config import RedisSettings, S3Settings, Settings, load_settings
+from core.models import RunEvent, RunEventKind, new_id
+from core.redis_client import open_redis
 from deploy.farm import (
     ProcessRecord,
     bring_down,
@@ -30,9 +33,6 @@ from deploy.farm import (
 )
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import RedisSettings, S3Settings, Settings, load_settings
-from droidretriever.models import RunEvent, RunEventKind, new_id
-from droidretriever.redis_client import open_redis
 from droidretriever.testing import FAST_FARM, free_port
 from storage import RunEventReader
 from tasks.keys import synthetic_steps_key

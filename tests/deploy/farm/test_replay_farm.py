@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from core.config import load_settings
+from core.recordings import find_data_dir
 from deploy.farm import bring_down, bring_up_sim, wait_for_workers
 from device_farm.adb_driver import AdbDriver
 from device_farm.registry import DeviceRegistry
-from droidretriever.config import load_settings
-from droidretriever.recordings import find_data_dir
 from droidretriever.testing import free_port
 from tests.support.farm import farm_env
 

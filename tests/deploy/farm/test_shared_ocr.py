@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.config import Settings, load_settings
+from core.secrets import StackSecret
 from deploy.farm import (
     FarmManifest,
     is_running,
@@ -20,8 +22,6 @@ from deploy.farm import (
     stop_process,
     worker_ocr_args,
 )
-from droidretriever.config import Settings, load_settings
-from droidretriever.secrets import StackSecret
 from droidretriever.testing import free_port
 from inference.perception import OcrServiceClient, RapidOcrEngine, check_ocr_service
 from inference.perception.image import RGBImage

@@ -32,8 +32,8 @@ from minio.error import S3Error
 from prefect import flow
 from prefect.client.orchestration import get_client
 
-from droidretriever.config import Settings, load_settings
-from droidretriever.secrets import StackSecret
+from core.config import Settings, load_settings
+from core.secrets import StackSecret
 from droidretriever.testing import free_port, free_port_block
 from flows.runtime import use_prefect_server
 

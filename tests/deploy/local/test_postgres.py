@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from core.config import Settings, load_settings
+from core.errors import ConfigError
+from core.secrets import StackSecret
 from deploy.local import build_stack, describe_sqlite_left_behind, ensure_stack_secrets
 from deploy.local.postgres import prefect_database_env
-from droidretriever.config import Settings, load_settings
-from droidretriever.errors import ConfigError
-from droidretriever.secrets import StackSecret
 
 
 def _settings(state: Path, **prefect: object) -> Settings:

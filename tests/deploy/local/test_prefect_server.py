@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from core.config import Settings, load_settings
 from deploy.local import PrefectService, ensure_stack_secrets
 from deploy.local.prefect_server import CLOSED_PATHS
-from droidretriever.config import Settings, load_settings
 from droidretriever.testing import free_port
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]

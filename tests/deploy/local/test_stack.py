@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.config import RedisSettings, load_settings
 from deploy.errors import ServiceStartError
 from deploy.local import PidFile, ProcessRecord, RedisService, ensure_stack_secrets
 from deploy.local.processes import is_port_free, is_running, read_start_ticks
-from droidretriever.config import RedisSettings, load_settings
 from droidretriever.testing import free_port, free_port_block
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]

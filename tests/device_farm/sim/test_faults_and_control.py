@@ -10,6 +10,7 @@ from pathlib import Path
 import adbutils
 import pytest
 
+from core.config import LatencyProfile
 from device_farm.sim import (
     APPS_DIR,
     AppSpecError,
@@ -18,7 +19,6 @@ from device_farm.sim import (
     SimServer,
     load_app,
 )
-from droidretriever.config import LatencyProfile
 from tests.device_farm.sim.conftest import find, nodes, open_app, tap_node
 from tests.support.example_apps import example_catalog
 

@@ -14,14 +14,14 @@ import pytest
 from lxml import etree
 from PIL import Image
 
+from core.config import load_settings
+from core.models import Point
+from core.recordings import find_data_dir, load_droidbot_task
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import Key
 from device_farm.sim import Outcome, ReplayApp, SimServer, load_recordings
 from device_farm.sim.replay import find_recording_folders
 from device_farm.sim.replay.tasks import play_task
-from droidretriever.config import load_settings
-from droidretriever.models import Point
-from droidretriever.recordings import find_data_dir, load_droidbot_task
 from tests.support.example_apps import example_catalog
 
 REUTERS = "com.thomsonreuters.reuters"

@@ -15,9 +15,9 @@ import pytest
 from lxml import etree
 from PIL import Image
 
+from core.config import load_settings
+from core.recordings import find_data_dir
 from device_farm.sim import ReplayApp, SimServer, load_recordings
-from droidretriever.config import load_settings
-from droidretriever.recordings import find_data_dir
 
 CLOCK = "com.simplemobiletools.clock"
 BACKGROUND = (248, 248, 250)

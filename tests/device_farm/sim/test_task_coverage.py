@@ -1,6 +1,6 @@
 """Every suite task is answerable on the virtual phones.
 
-For each task file in ``droidretriever/suites`` (every suite: the paper's, the
+For each task file in ``suites`` (every suite: the paper's, the
 examples, the general one), each app's scripted path is played through adbutils
 against a real SimServer, from the task's starting state (its day, its
 ``signed_out`` apps logged out), and every scoring point must be visible as
@@ -20,9 +20,9 @@ from pathlib import Path
 import adbutils
 import pytest
 
+from core.models import Step, StepKind
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.models import Step, StepKind
-from droidretriever.suites import SUITES, SuiteError, SuiteTask, load_suite, load_task
+from suites import SUITES, SuiteError, SuiteTask, load_suite, load_task
 
 TASKS = load_suite(*SUITES)
 CATALOG = load_catalog()

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.models import Point
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
 from droidretriever.api.live import Frame, FrameSource, Watcher
-from droidretriever.models import Point
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from core.models import InstalledApp, ModelFallback, Query, RunEvent, RunEventKind
 from droidretriever.cli.ask import _Progress
-from droidretriever.models import InstalledApp, ModelFallback, Query, RunEvent, RunEventKind
 from inference.rules.decomposer import decompose_by_rules
 
 CHINA_MOBILE = InstalledApp(package="com.greenpoint.android.mc10086.activity", label="China Mobile")

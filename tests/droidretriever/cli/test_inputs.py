@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.errors import InputError
 from droidretriever.cli.inputs import check_question
-from droidretriever.errors import InputError
 
 
 @pytest.mark.parametrize("question", [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from core.models import AppMap, Bounds, Effect, MapElement, MapScreen, PageType, WallKind
 from droidretriever.cli.map_image import GAP_X, NODE_W, THUMB_H, draw_map, map_layout
-from droidretriever.models import AppMap, Bounds, Effect, MapElement, MapScreen, PageType, WallKind
 from storage import FakeObjectStore, MapStore
 
 GREEN = (0, 200, 0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Bounds, UIElement
+from core.models import Bounds, UIElement
 from flows.bench.operator import read_login_form
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from droidretriever.config import Settings
-from droidretriever.suites import ReportScore
-from droidretriever.suites.metrics import RoleTokens, TaskMetrics
+from core.config import Settings
 from flows.bench import BenchRequest, BenchResults, BenchTaskResult, compare_results, load_results
 from flows.bench.results import render_markdown, write_results
 from storage.fake import FakeObjectStore
+from suites import ReportScore
+from suites.metrics import RoleTokens, TaskMetrics
 
 
 def _task(task_id: str, found: int, total: int, *, wrong: tuple[str, ...] = (), steps: int = 5,

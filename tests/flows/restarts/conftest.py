@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.models import RunManifest, RunStatus, SubTaskStatus, new_id
+from core.models import RunManifest, RunStatus, SubTaskStatus, new_id
 from droidretriever.testing import LocalStack
 from flows.models import RetrieveRequest, RunOutcome
 from flows.runtime import FlowServices, open_services

@@ -12,9 +12,9 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from prefect.client.schemas.objects import StateType
 
+from core.models import RunEventKind, RunStatus, SubTaskStatus, new_id
 from deploy.farm import is_running, read_manifest, worker_process_name
 from device_farm.models import DeviceState
-from droidretriever.models import RunEventKind, RunStatus, SubTaskStatus, new_id
 from droidretriever.testing import LocalStack
 from flows.keys import alive_key
 from flows.models import RetrieveRequest

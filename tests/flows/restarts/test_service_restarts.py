@@ -13,7 +13,7 @@ from uuid import UUID
 import pytest
 from prefect.client.orchestration import get_client
 
-from droidretriever.models import RunEventKind
+from core.models import RunEventKind
 from droidretriever.testing import LocalStack
 from flows.runtime import FlowServices
 from storage import RunEventReader, RunKeys, S3ObjectStore, open_object_store

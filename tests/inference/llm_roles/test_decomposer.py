@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from droidretriever.config import LLMEndpoint
-from droidretriever.models import InstalledApp, PageMode, Query
+from core.config import LLMEndpoint
+from core.models import InstalledApp, PageMode, Query
 from droidretriever.testing import (
     Answer,
     OpenAIStub,

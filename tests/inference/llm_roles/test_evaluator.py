@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from droidretriever.config import LLMEndpoint
-from droidretriever.models import (
+from core.config import LLMEndpoint
+from core.models import (
     Back,
     Evaluation,
     Input,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from droidretriever.config import LLMEndpoint
-from droidretriever.models import Bounds, Capture, UIElement
+from core.config import LLMEndpoint
+from core.models import Bounds, Capture, UIElement
 from droidretriever.testing import OpenAIStub, ScriptedReply
 from inference.llm import LLMClient
 from inference.llm_roles import capture_text, synthesize_report

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import AppMap, Bounds, Effect, MapElement, MapScreen, PageType, WallKind
+from core.models import AppMap, Bounds, Effect, MapElement, MapScreen, PageType, WallKind
 
 __all__ = ["entry", "settings_map"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import PageMode, SubTask
+from core.config import LLMEndpoint, PerceptionSettings
+from core.models import PageMode, SubTask
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
 from inference.maps import MapGuide, render_manual

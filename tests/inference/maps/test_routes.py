@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import PageMode, Screen, SubTask
+from core.models import PageMode, Screen, SubTask
 from inference.maps import MapGuide, locate_screen, screen_shape, shortest_path
 from tests.inference.maps.maps import settings_map
 from tests.inference.screens import button, element, screen_of

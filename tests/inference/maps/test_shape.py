@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Screen
+from core.models import Screen
 from inference.maps import screen_shape, shape_similarity, text_lines
 from tests.inference.screens import button, element, results_screen, screen_of
 

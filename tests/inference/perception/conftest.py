@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.config import load_settings
-from droidretriever.recordings import find_data_dir
+from core.config import load_settings
+from core.recordings import find_data_dir
 from inference.perception import DroidbotState, list_droidbot_states, load_droidbot_state
 
 

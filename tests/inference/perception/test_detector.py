@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds
+from core.config import PerceptionSettings
+from core.models import Bounds
 from inference.errors import BackendUnavailableError, DetectorError
 from inference.perception import (
     DETECTOR_LABELS,

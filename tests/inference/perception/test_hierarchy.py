@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.models import Bounds
+from core.models import Bounds
 from inference.errors import HierarchyError
 from inference.perception import (
     DroidbotState,

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 from rapidfuzz import fuzz, utils
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds
+from core.config import PerceptionSettings
+from core.models import Bounds
 from inference.errors import BackendUnavailableError
 from inference.perception import (
     CachedOcrEngine,

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
+from core.config import PerceptionSettings
 from device_farm.sim import load_catalog
 from device_farm.sim.phone import Phone, PhoneIdentity
 from device_farm.sim.state import Page
-from droidretriever.config import PerceptionSettings
 from droidretriever.testing import free_port
 from inference.errors import OcrServiceError
 from inference.perception import (
@@ -142,7 +142,7 @@ def test_a_worker_with_the_service_backend_imports_no_ocr_engine(service: Percep
     probe = (
         "import sys, numpy as np\n"
         "import tasks.worker.device_worker, tasks.navigate.task as task\n"
-        "from droidretriever.config import load_settings\n"
+        "from core.config import load_settings\n"
         "ocr = task._perceiver(load_settings()).ocr\n"
         "image = np.frombuffer(sys.stdin.buffer.read(), dtype=np.uint8).reshape(-1, 1080, 3)\n"
         "lines = ocr.read(image)\n"

@@ -15,9 +15,9 @@ import adbutils
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from core.config import PerceptionSettings
+from core.models import Bounds, ElementSource
 from device_farm.sim import SimServer
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds, ElementSource
 from droidretriever.testing import observe_with_adbutils
 from inference.perception import (
     CachedOcrEngine,

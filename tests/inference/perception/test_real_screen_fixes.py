@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.config import PerceptionSettings
-from droidretriever.models import Bounds
+from core.config import PerceptionSettings
+from core.models import Bounds
 from inference.perception import Perceiver, describe_screen, ground_text, observe_droidbot_state
 from inference.perception.naming import id_words, name_by_place
 
@@ -91,7 +91,7 @@ def test_unlabelled_controls_are_named_by_id_words_else_by_place() -> None:
     assert id_words("jp.gocro.smartnews.android:id/settingButton") == "setting"
     assert id_words("com.example:id/iv_cart") == "cart"
     assert id_words("com.example:id/image_view") == ""
-    from droidretriever.models import UIElement
+    from core.models import UIElement
 
     tabs = tuple(UIElement(id=f"t{i}", class_name="android.widget.FrameLayout", clickable=True,
                            bounds=Bounds(left=216 * i, top=1874, right=216 * (i + 1), bottom=2028))

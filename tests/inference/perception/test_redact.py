@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from droidretriever.config import LLMEndpoint, PerceptionSettings, load_settings
-from droidretriever.errors import ConfigError
+from core.config import LLMEndpoint, PerceptionSettings, load_settings
+from core.errors import ConfigError
 from droidretriever.testing.drawing import FONT_PATH
 from inference.perception import (
     Observation,

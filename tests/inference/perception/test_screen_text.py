@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from droidretriever.models import ElementSource, UIElement
+from core.models import ElementSource, UIElement
 from inference.errors import GroundingError
 from inference.perception import (
     Perceiver,
@@ -84,7 +84,7 @@ def test_grounding_finds_tap_targets(perceiver: Perceiver, state_paths: list[Pat
 
 
 def _element(eid: str, text: str, box: tuple[int, int, int, int], rid: str = "") -> UIElement:
-    from droidretriever.models import Bounds
+    from core.models import Bounds
 
     left, top, right, bottom = box
     return UIElement(

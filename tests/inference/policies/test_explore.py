@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Back, Input, PageMode, PageType, Screen, SubTask, Tap, UIElement
+from core.models import Back, Input, PageMode, PageType, Screen, SubTask, Tap, UIElement
 from inference.policies import ExplorePolicy, PolicyContext, TakenAction, rank_results
 from inference.rules import (
     detect_page_type,

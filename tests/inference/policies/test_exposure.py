@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from droidretriever.config import LLMEndpoint, PerceptionSettings
-from droidretriever.models import Bounds, PageMode, PageType, SubTask, Tap, UIElement
+from core.config import LLMEndpoint, PerceptionSettings
+from core.models import Bounds, PageMode, PageType, SubTask, Tap, UIElement
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
 from inference.perception import BlockPartition, Perception, Redactor, ViewTree, describe_screen

@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from droidretriever.models import PageMode, PageType, Screen, SubTask, Tap, UIElement
+from core.models import PageMode, PageType, Screen, SubTask, Tap, UIElement
 from inference.policies import ExplorePolicy, PolicyContext, is_forbidden_tap
 from inference.rules import (
     detect_page_type,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import Back, OpenApp, PageMode, PageType, Scroll, SubTask, Tap
+from core.models import Back, OpenApp, PageMode, PageType, Scroll, SubTask, Tap
 from inference.maps import MapGuide
 from inference.policies import MapRoutePolicy, PolicyContext, TakenAction, UnfamiliarScreenPolicy
 from tests.inference.maps.maps import settings_map

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from droidretriever.models import Back, Input, OpenApp, PageMode, Screen, SubTask, Tap
+from core.models import Back, Input, OpenApp, PageMode, Screen, SubTask, Tap
 from inference.memory import RouteMemory, RouteStep, anchor_for
 from inference.policies import (
     Decision,

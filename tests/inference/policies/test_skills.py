@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import (
+from core.models import (
     Back,
     Input,
     OpenApp,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import ActKind, InstalledApp, PageMode, Query, RiskCategory
-from droidretriever.suites import load_suite
+from core.models import ActKind, InstalledApp, PageMode, Query, RiskCategory
 from inference.llm_roles.decomposer import DecompositionAnswer, plan_from_answer
 from inference.rules import decompose_by_rules, evaluate_by_rules
 from inference.rules.acts import find_act_button, find_act_request, names_act
+from suites import load_suite
 from tests.inference.screens import button, element, screen_of
 
 CHINA_MOBILE = InstalledApp(package="com.greenpoint.android.mc10086.activity", label="China Mobile")

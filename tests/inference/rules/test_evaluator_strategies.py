@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import PageMode, SubTask
+from core.models import PageMode, SubTask
 from inference.rules import evaluate_by_rules
 from inference.rules.evaluator import STRATEGIES
 from tests.inference.screens import button, element, results_screen, screen_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Input, PageType, RiskCategory, Tap, UIElement
+from core.models import Input, PageType, RiskCategory, Tap, UIElement
 from inference.policies import find_search_field
 from inference.rules import (
     check_action,

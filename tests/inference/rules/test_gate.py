@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import (
+from core.models import (
     Input,
     LongPress,
     Point,
@@ -13,7 +13,7 @@ from droidretriever.models import (
     Swipe,
     Tap,
 )
-from droidretriever.text import fold_for_matching
+from core.text import fold_for_matching
 from inference.policies import is_forbidden
 from inference.rules import check_action, find_never_tap, find_risk
 from tests.inference.screens import button, element, screen_of
@@ -132,7 +132,7 @@ def test_an_instruction_pushing_towards_sending_or_buying_pauses_the_screen(text
 
 
 def test_scrolls_back_and_waits_are_never_refused() -> None:
-    from droidretriever.models import Back, Scroll, Wait
+    from core.models import Back, Scroll, Wait
 
     screen = screen_of(button("b", "Pay now", 600))
     for action in (Scroll(direction=ScrollDirection.DOWN), Back(), Wait(seconds=1)):

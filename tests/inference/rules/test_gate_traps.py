@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Tap
+from core.models import Tap
 from droidretriever.testing.gate_traps import (
     CONTROLS,
     DELETION,

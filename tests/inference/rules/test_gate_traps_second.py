@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import Input
+from core.models import Input
 from droidretriever.testing.gate_traps import Trap
 from droidretriever.testing.gate_traps_second import (
     CONTROL,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import PageType, Screen, UIElement
+from core.models import PageType, Screen, UIElement
 from inference.rules import detect_page_type, find_truncated_items
 from inference.rules.page_type import find_nothing_found
 from tests.inference.screens import element, results_screen, screen_of

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.models import InstalledApp, Query
 from device_farm.sim import load_catalog
-from droidretriever.models import InstalledApp, Query
 from inference.rules import decompose_by_rules, find_mentioned_apps
 from inference.rules.apps import load_app_aliases
 from inference.rules.decomposer import extract_search_terms

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import PageMode, PageType, RiskCategory, SubTask, UIElement
+from core.models import PageMode, PageType, RiskCategory, SubTask, UIElement
 from inference.rules import evaluate_by_rules, find_risk
 from tests.inference.screens import element, screen_of
 

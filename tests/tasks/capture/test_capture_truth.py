@@ -19,14 +19,14 @@ from datetime import timedelta
 import cv2
 import numpy as np
 
+from core.config import BudgetSettings
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
 from device_farm.sim.clock import DEFAULT_START
 from device_farm.sim.full_page import render_full_page
-from droidretriever.config import BudgetSettings
-from droidretriever.suites import load_suite
 from inference.perception import Perceiver
 from storage import FakeObjectStore
+from suites import load_suite
 from tasks.capture import CaptureRequest, CaptureResult, capture_scrolling
 from tasks.navigate import play_scripted_path
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from droidretriever.models import Bounds, UIElement
+from core.models import Bounds, UIElement
 from tasks.capture import StitchError, content_moved, map_bounds, map_elements, stitch_frames
 
 WIDTH, HEIGHT, HEADER, FOOTER = 540, 1170, 110, 90

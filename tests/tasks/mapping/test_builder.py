@@ -6,12 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from device_farm.adb_driver import AdbDriver
-from device_farm.errors import DeviceLost
-from device_farm.models import DeviceObservation, Key, TextEntry
-from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
-from droidretriever.config import BudgetSettings, PerceptionSettings
-from droidretriever.models import (
+from core.config import BudgetSettings, PerceptionSettings
+from core.models import (
     AppMap,
     Effect,
     MapBudget,
@@ -21,6 +17,10 @@ from droidretriever.models import (
     SubTaskStatus,
     new_id,
 )
+from device_farm.adb_driver import AdbDriver
+from device_farm.errors import DeviceLost
+from device_farm.models import DeviceObservation, Key, TextEntry
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from inference.perception import Perceiver
 from storage import FakeObjectStore, MapStore
 from tasks.mapping import MapBuilder

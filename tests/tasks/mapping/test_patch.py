@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import AppMap, Effect, MapScreen, Screen, Tap
+from core.models import AppMap, Effect, MapScreen, Screen, Tap
 from inference.maps import locate_screen, screen_shape
 from storage import FakeObjectStore, MapStore
 from tasks.mapping.patch import MapPatches

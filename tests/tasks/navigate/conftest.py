@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import pytest
 import redis
 
+from core.config import BudgetSettings
+from core.models import PageMode, SubTask
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.config import BudgetSettings
-from droidretriever.models import PageMode, SubTask
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore, RunEventPublisher

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from device_farm.adb_driver import AdbDriver
-from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings
-from droidretriever.models import (
+from core.config import BudgetSettings
+from core.models import (
     ActKind,
     InstalledApp,
     Plan,
@@ -23,6 +21,8 @@ from droidretriever.models import (
     Trace,
     new_id,
 )
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import SimServer
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.rules.decomposer import decompose_by_rules

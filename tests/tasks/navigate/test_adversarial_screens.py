@@ -22,11 +22,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from device_farm.adb_driver import AdbDriver
-from device_farm.models import Key, TextEntry
-from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
-from droidretriever.config import BudgetSettings, LLMEndpoint, PerceptionSettings
-from droidretriever.models import (
+from core.config import BudgetSettings, LLMEndpoint, PerceptionSettings
+from core.models import (
     Point,
     RiskCategory,
     SubTask,
@@ -35,6 +32,9 @@ from droidretriever.models import (
     Tap,
     new_id,
 )
+from device_farm.adb_driver import AdbDriver
+from device_farm.models import Key, TextEntry
+from device_farm.sim import APPS_DIR, Catalog, SimServer, load_app
 from droidretriever.testing import HostileNavigator
 from inference.llm import LLMClient
 from inference.memory import RouteMemory, RouteStep, anchor_for

@@ -15,17 +15,17 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from core.config import BudgetSettings, LLMEndpoint
+from core.models import Finish, SubTask, SubTaskResult, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings, LLMEndpoint
-from droidretriever.models import Finish, SubTask, SubTaskResult, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite
 from droidretriever.testing import Answer, RecordedRequest, RecordingOpenAIServer, ServedModel
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.policies import is_dialog_open
 from storage import FakeObjectStore
+from suites import Study, SuiteTask, load_suite
 from tasks.navigate import (
     Copilot,
     NavigateRequest,

@@ -9,16 +9,16 @@ model's.
 
 from __future__ import annotations
 
+from core.config import BudgetSettings, LLMEndpoint
+from core.models import SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings, LLMEndpoint
-from droidretriever.models import SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite
 from droidretriever.testing import OpenAIStub
 from inference.llm import LLMClient
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore
+from suites import Study, SuiteTask, load_suite
 from tasks.navigate import (
     Copilot,
     NavigateRequest,

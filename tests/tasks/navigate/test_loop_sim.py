@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from droidretriever.models import (
+from core.models import (
     PageMode,
     RunEventKind,
     SubTask,

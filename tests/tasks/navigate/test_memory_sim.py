@@ -3,10 +3,10 @@ opened is the one for this question's term, never the earlier question's item.""
 
 from __future__ import annotations
 
+from core.config import BudgetSettings
+from core.models import Capture, SubTaskResult, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings
-from droidretriever.models import Capture, SubTaskResult, SubTaskStatus, new_id
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore

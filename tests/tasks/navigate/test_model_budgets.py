@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from droidretriever.config import LLMEndpoint
-from droidretriever.models import PageMode, RunEventKind, SubTaskResult, SubTaskStatus, new_id
+from core.config import LLMEndpoint
+from core.models import PageMode, RunEventKind, SubTaskResult, SubTaskStatus, new_id
 from droidretriever.testing import Answer, RecordedRequest, RecordingOpenAIServer, ServedModel
 from inference.llm import LLMClient
 from storage import RunEventReader

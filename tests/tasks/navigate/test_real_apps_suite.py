@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from bench.real_navigation import POLICIES, RealAppsBench, Target, find_targets, iter_runs
+from core.config import PerceptionSettings, load_settings
+from core.models import SubTaskStatus
+from core.recordings import find_data_dir
 from device_farm.sim import SimServer, load_recordings
-from droidretriever.config import PerceptionSettings, load_settings
-from droidretriever.models import SubTaskStatus
-from droidretriever.recordings import find_data_dir
-from droidretriever.suites import load_recorded_goals
 from inference.perception import Perceiver
+from suites import load_recorded_goals
 
 DATA = find_data_dir(load_settings())
 APPS = ("BuzzFeed", "Reuters")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from core.config import BudgetSettings
+from core.models import PageMode, RiskCategory, SubTask, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings
-from droidretriever.models import PageMode, RiskCategory, SubTask, SubTaskStatus, new_id
 from inference.perception import Perceiver
 from inference.rules.never_tap import goal_act
 from storage import FakeObjectStore

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 
-from droidretriever.models import RunEventKind, new_id
+from core.models import RunEventKind, new_id
 from storage import RunEventReader
 from tasks.control import ControlCommand, ControlKind, RedisControlChannel
 from tasks.navigate import NavigateRequest, navigate_subtask

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from core.config import BudgetSettings
+from core.models import PageMode, SubTask, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings
-from droidretriever.models import PageMode, SubTask, SubTaskStatus, new_id
 from inference.perception import Perceiver
 from storage import FakeObjectStore
 from tasks.navigate import Copilot, NavigateRequest, navigate_subtask

@@ -17,15 +17,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.config import BudgetSettings
+from core.models import RiskCategory, SubTask, SubTaskResult, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.config import BudgetSettings
-from droidretriever.models import RiskCategory, SubTask, SubTaskResult, SubTaskStatus, new_id
-from droidretriever.suites import Study, SuiteTask, load_suite
-from droidretriever.suites.subtasks import subtask_for
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from storage import FakeObjectStore
+from suites import Study, SuiteTask, load_suite
+from suites.subtasks import subtask_for
 from tasks.navigate import (
     Copilot,
     NavigateRequest,

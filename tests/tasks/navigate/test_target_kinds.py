@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import redis
 
-from device_farm.adb_driver import AdbDriver
-from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings
-from droidretriever.models import (
+from core.config import BudgetSettings
+from core.models import (
     InstalledApp,
     Query,
     Scroll,
@@ -17,6 +15,8 @@ from droidretriever.models import (
     Tap,
     new_id,
 )
+from device_farm.adb_driver import AdbDriver
+from device_farm.sim import SimServer
 from inference.memory import RouteMemory
 from inference.perception import Perceiver
 from inference.rules import find_goal_concepts

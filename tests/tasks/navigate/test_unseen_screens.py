@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.config import BudgetSettings
+from core.models import Input, PageMode, SubTask, SubTaskResult, SubTaskStatus, new_id
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import Key
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.config import BudgetSettings
-from droidretriever.models import Input, PageMode, SubTask, SubTaskResult, SubTaskStatus, new_id
 from inference.memory import RouteMemory
 from inference.perception import Observation, Perceiver
 from inference.policies import is_dialog_open

@@ -1,7 +1,7 @@
 """Record the virtual phones' pages of some Study 1 and 2 tasks (comparisons, lists, an article).
 
 ``python -m tests.tasks.synthesis.record_captures`` plays each app's scripted path
-(the task files under ``droidretriever/suites/study2/``) on a virtual phone,
+(the task files under ``suites/study2/``) on a virtual phone,
 takes the copilot's scrolling capture of the page it reaches, and writes the
 capture (elements in stitched coordinates) to ``tests/tasks/synthesis/captures/``.
 The synthesis tests read those files, so they run on what the simulator
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.config import BudgetSettings, PerceptionSettings
+from core.models import Capture
 from device_farm.adb_driver import AdbDriver
 from device_farm.sim import SimServer, load_catalog
-from droidretriever.config import BudgetSettings, PerceptionSettings
-from droidretriever.models import Capture
-from droidretriever.suites import load_suite
 from inference.perception import Perceiver
 from storage import FakeObjectStore
+from suites import load_suite
 from tasks.capture import CaptureRequest, capture_scrolling
 from tasks.navigate import page_title, play_scripted_path, to_observation
 

@@ -116,7 +116,7 @@ def test_many_valid_citations_parse_fast() -> None:
 
 
 def test_terminal_rendering_numbers_citations_and_lists_their_evidence() -> None:
-    from droidretriever.models import Bounds, Citation, Query, Report
+    from core.models import Bounds, Citation, Query, Report
     from tasks.synthesis import render_report_terminal
 
     report = Report(

@@ -2,15 +2,15 @@
 
 The two Study 2 comparison tasks: the Big Mac on McDonald's own app and two
 delivery apps' store pages, and the VIVO X100 Ultra on two shops' product
-pages. The scoring points are the task files' (droidretriever/suites/study2).
+pages. The scoring points are the task files' (suites/study2).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from droidretriever.models import AppStatus, Capture, Citation, Query, Report, SubTaskStatus
-from droidretriever.suites import SuiteTask, load_suite
+from core.models import AppStatus, Capture, Citation, Query, Report, SubTaskStatus
+from suites import SuiteTask, load_suite
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive, write_extractive_markdown
 from tasks.synthesis.items import detect_items, read_query_terms

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from core.models import AppStatus, Capture, Query, SubTaskStatus
 from droidretriever.testing import DrawnCapture
 from tasks.synthesis.citations import parse_citations
 from tasks.synthesis.evidence import FolderStore

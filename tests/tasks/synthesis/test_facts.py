@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from droidretriever.models import AppStatus, Query, SubTaskStatus
+from core.models import AppStatus, Query, SubTaskStatus
 from droidretriever.testing import draw_capture, menu_card
 from tasks.synthesis.facts import ChangeKind, diff_facts, extract_facts
 from tasks.synthesis.values import MeasureKind

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from rapidocr_onnxruntime import RapidOCR
 
-from droidretriever.models import Bounds, ElementSource, UIElement
+from core.models import Bounds, ElementSource, UIElement
 from droidretriever.testing import DrawnCapture, draw_capture
 from tasks.synthesis.citations import CitationRef
 from tasks.synthesis.evidence import FolderStore, store_highlight_crops

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from droidretriever.models import AppStatus, Capture, Query, Report, SubTaskStatus
+from core.models import AppStatus, Capture, Query, Report, SubTaskStatus
 from droidretriever.testing import DrawnCapture
 from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from tasks.synthesis.evidence import FolderStore

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import AnyHttpUrl
 
-from droidretriever.config import BudgetSettings, LLMEndpoint, LLMSettings, load_settings
-from droidretriever.models import AppStatus, Bounds, Query, SubTaskStatus, UIElement
+from core.config import BudgetSettings, LLMEndpoint, LLMSettings, load_settings
+from core.models import AppStatus, Bounds, Query, SubTaskStatus, UIElement
 from droidretriever.testing import DrawnCapture, OpenAIStub, ScriptedReply
 from inference.perception import count_tokens
 from tasks.synthesis.evidence import FolderStore

@@ -12,7 +12,7 @@ from datetime import date
 
 from PIL import Image
 
-from droidretriever.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
+from core.models import AppStatus, Bounds, Capture, Query, SubTaskStatus, UIElement
 from droidretriever.testing import Card, Line, draw_capture
 from storage import FakeObjectStore
 from tasks.synthesis.extractive import EXTRACTIVE_NAME, write_extractive

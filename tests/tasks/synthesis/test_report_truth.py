@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from droidretriever.config import load_settings
-from droidretriever.models import (
+from core.config import load_settings
+from core.models import (
     Plan,
     Query,
     RunEvent,

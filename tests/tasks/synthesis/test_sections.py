@@ -3,7 +3,7 @@ strategies, and the report says which one wrote each app's section."""
 
 from __future__ import annotations
 
-from droidretriever.models import AppStatus, Capture, Query, SubTaskStatus
+from core.models import AppStatus, Capture, Query, SubTaskStatus
 from tasks.synthesis.extractive import write_extractive
 from tasks.synthesis.sections import STRATEGIES
 from tests.support.pages import titled_page

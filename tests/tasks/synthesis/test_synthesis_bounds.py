@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from droidretriever.config import BudgetSettings, LLMEndpoint, LLMSettings, Settings, load_settings
-from droidretriever.models import AppStatus, Query, Report, SubTaskStatus
+from core.config import BudgetSettings, LLMEndpoint, LLMSettings, Settings, load_settings
+from core.models import AppStatus, Query, Report, SubTaskStatus
 from droidretriever.testing import (
     Answer,
     DrawnCapture,

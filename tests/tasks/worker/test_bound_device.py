@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.config import BudgetSettings, FarmSettings, RedisSettings, load_settings
+from core.models import InstalledApp
+from core.redis_client import open_redis
 from device_farm.adb_driver import AdbDriver
 from device_farm.models import DeviceInfo, DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import BudgetSettings, FarmSettings, RedisSettings, load_settings
-from droidretriever.models import InstalledApp
-from droidretriever.redis_client import open_redis
 from tasks.worker import BoundDevice
 from tests.support.example_apps import example_catalog
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from core.redis_client import BACKOFF_CAP_S
 from device_farm.models import DeviceInfo, DeviceState, InflightTask
 from device_farm.registry import DeviceRegistry
-from droidretriever.redis_client import BACKOFF_CAP_S
 from droidretriever.testing import RedisServer
 from tasks.worker import create_celery_app
 from tasks.worker.farm_monitor import FarmMonitor

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from celery import Celery
 
+from core.config import RedisSettings
+from core.redis_client import open_redis
 from device_farm.models import DeviceState
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import RedisSettings
-from droidretriever.redis_client import open_redis
 from droidretriever.testing import FAST_FARM
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, create_celery_app

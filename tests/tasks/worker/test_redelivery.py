@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from core.config import RedisSettings, Settings
+from core.redis_client import open_redis
 from deploy.farm import ProcessRecord, is_running, start_process, stop_process
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
-from droidretriever.config import RedisSettings, Settings
-from droidretriever.redis_client import open_redis
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, app_queue, create_celery_app
 from tasks.worker.celery_app import restore_interval_s
