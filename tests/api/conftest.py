@@ -7,9 +7,11 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
+from playwright.sync_api import BrowserContext, sync_playwright
 
 from core.config import RedisSettings, S3Settings, load_settings
 from core.models import (
@@ -26,6 +28,7 @@ from core.models import (
 from core.redis_client import open_redis
 from deploy.farm import stop_processes
 from droidretriever.testing import free_port
+from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from droidretriever.testing.drawing import FONT_PATH
 from storage import MapStore, ObjectStore
 from tests.support.api import ApiStack, start_api, start_runner
@@ -125,6 +128,19 @@ def store_shop_map(store: ObjectStore) -> AppMap:
 
 
 CONFIRM_WINDOW_S = "2.0"  # long enough to see (and cancel) a planned action under load, short enough to run
+
+
+@pytest.fixture()
+def browser(tmp_path: Path) -> Iterator[BrowserContext]:
+    """A headless Debian Chromium with its own profile, 1600x1000 (a test file may define its own)."""
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": 1600, "height": 1000})
+        try:
+            yield context
+        finally:
+            context.close()
 
 
 @pytest.fixture(scope="package")

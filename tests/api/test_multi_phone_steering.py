@@ -12,14 +12,12 @@ action's target; Cancel stops the action before it is done. Screenshots go to
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, FloatRect, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, FloatRect, Page, expect
 
-from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.api import ApiStack, read_events, wait_for_event
 from tests.support.farm import wait_until
 
@@ -29,18 +27,6 @@ pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(900)]
 ARTIFACTS = Path(os.environ.get("DROIDRETRIEVER_ARTIFACTS", "artifacts")) / "multi_phone"
 TWO_APPS = "Is a Big Mac cheaper on Meituan or Ele.me?"
 ONE_APP = "Which permissions does Meituan have?"
-
-
-@pytest.fixture()
-def browser(tmp_path: Path) -> Iterator[BrowserContext]:
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-            viewport={"width": 1600, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _shot(page: Page, name: str) -> None:

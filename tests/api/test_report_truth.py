@@ -6,31 +6,17 @@ the person did, with time and phone; the "Prefect run" link opens Prefect's logi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect
 
-from droidretriever.testing.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.api import ApiStack
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 ARTIFACTS = Path(os.environ.get("DROIDRETRIEVER_ARTIFACTS", "artifacts")) / "dashboard"
-
-
-@pytest.fixture()
-def browser(tmp_path: Path) -> Iterator[BrowserContext]:
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-            viewport={"width": 1600, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _shot(page: Page, name: str) -> None:
