@@ -127,7 +127,7 @@ def store_shop_map(store: ObjectStore) -> AppMap:
     return app_map
 
 
-CONFIRM_WINDOW_S = "2.0"  # long enough to see (and cancel) a planned action under load, short enough to run
+CONFIRM_WINDOW_S = "3.0"  # long enough to see (and cancel) a planned action under load, short enough to run
 
 
 @pytest.fixture()

@@ -148,22 +148,35 @@ def test_the_preview_counts_down_beside_its_target_and_cancel_stops_the_action(
         page.locator("#cancel-action").click()
         expect(page.locator("#pause-banner")).to_contain_text("Paused on", timeout=10_000)
         expect(page.locator("#run-status")).to_have_text("paused")
-        # While paused (no preview of the copilot's comes): wherever a target is, low, high or
-        # the whole screen, the banner is not on it.
-        for box in ({"left": 40, "top": 2000, "right": 1040, "bottom": 2300},
-                    {"left": 40, "top": 40, "right": 1040, "bottom": 300},
-                    {"left": 0, "top": 0, "right": 1080, "bottom": 2340}):
-            page.evaluate("""box => window.droidretriever.live.showPreview(
-                {instruction: "Tap [x]", box, window_s: 3}, () => {})""", box)
-            expect(target).to_be_visible()
-            expect(page.locator("#cancel-action")).to_be_visible()
-            assert not _boxes_meet(banner.bounding_box(), target.bounding_box()), box
         page.locator("#do-resume").click()
         with api_stack.client() as program:
             wait_for_event(program, run_id, "resumed", 30)
             logs = [e["message"] for e in read_events(program, run_id) if e["kind"] == "log"]
         assert any("not done, a person steered the phone during the confirm window" in m
                    for m in logs), logs
+        with api_stack.client() as program:
+            wait_for_event(program, run_id, "run_finished", 240)
+        # Wherever a target is, low, high or the whole screen, the banner is not on it: placed from
+        # the page's script once the run has ended (no event of it clears a preview any more) and
+        # measured after the box's .15 s move.
+        page.wait_for_function("() => window.droidretriever.live.canvas.height >= 1000", timeout=60_000)
+        for box in ({"left": 40, "top": 2000, "right": 1040, "bottom": 2300},
+                    {"left": 40, "top": 40, "right": 1040, "bottom": 300},
+                    {"left": 0, "top": 0, "right": 1080, "bottom": 2340}):
+            placed = page.evaluate("""async box => {
+                const live = window.droidretriever.live;
+                live.showPreview({instruction: "Tap [x]", box, window_s: 60}, () => {});
+                await new Promise((done) => setTimeout(done, 500));
+                const rect = (el) => { const r = el.getBoundingClientRect();
+                                       return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+                const cancel = live.banner.querySelector("#cancel-action");
+                return {banner: rect(live.banner), target: rect(live.box),
+                        shown: !live.banner.hidden && !live.box.hidden,
+                        cancel: cancel !== null && cancel.getClientRects().length > 0};
+            }""", box)
+            assert placed["shown"] and placed["cancel"], (box, placed)
+            assert placed["target"]["width"] > 0 and placed["banner"]["width"] > 0, (box, placed)
+            assert not _boxes_meet(placed["banner"], placed["target"]), (box, placed)
     finally:
         _finish(api_stack, run_id)
     assert not errors, errors

@@ -9,7 +9,7 @@ const CARD_FPS = 2; // a card's live screen: a few frames a second, only while t
 
 // A card's screen, live: frames from the phone's live view while the card is visible and the
 // phone's worker is alive (a dead phone's last frame stays).
-function liveCard(serial, image) {
+function liveCard(serial, image, card) {
   let socket = null;
   let url = null;
   let visible = false;
@@ -32,7 +32,7 @@ function liveCard(serial, image) {
     visible = entries.some((e) => e.isIntersecting);
     if (visible) open(); else close();
   });
-  seen.observe(image);
+  seen.observe(card); // the card, not the image: a down phone's image is hidden, and a hidden one never intersects
   return {
     setAlive(now) { alive = now; if (alive) open(); else close(); },
     stop() { seen.disconnect(); close(); },
@@ -76,8 +76,8 @@ export function showFarm(page) {
       const gone = h("div", { class: "down-label", hidden: true });
       const info = h("div", { class: "info" });
       image.addEventListener("load", () => { image.hidden = !gone.hidden; }); // the first live frame shows it
-      entry = { node: h("article", { class: "phone", dataset: { serial: device.serial } }, image, gone, info), image, down: gone, info,
-        live: liveCard(device.serial, image) };
+      const node = h("article", { class: "phone", dataset: { serial: device.serial } }, image, gone, info);
+      entry = { node, image, down: gone, info, live: liveCard(device.serial, image, node) };
       cards.set(device.serial, entry);
     }
     const isdown = isDown(device);
