@@ -53,8 +53,10 @@ class ManifestRepair:
 
 
 def _serves(record: ProcessRecord, serial: str) -> bool:
-    """Whether ``record`` is a worker started for ``serial`` (``--serial <serial>``)."""
-    return any(a == "--serial" and b == serial for a, b in pairwise(record.argv))
+    """Whether ``record`` is a worker started for ``serial``: its farm name (``--farm-serial``,
+    host-qualified), or its adb serial where the farm gave it no other name."""
+    args = dict(pairwise(record.argv))
+    return (args.get("--farm-serial") or args.get("--serial")) == serial
 
 
 def main(argv: list[str] | None = None) -> None:
