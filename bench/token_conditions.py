@@ -11,9 +11,9 @@ recording server (a test double, :class:`droidretriever.testing.RecordingOpenAIS
   run as ``droidretriever ask`` runs it before a typed question (every chat
   role) and as a device worker runs it at start (:func:`check_copilot_models`);
 - **a written report**: the synthesizer's scripted answer is the report the
-  extractive writer builds from the task's captures, banner left out
-  (:func:`scripted_report`): the lines a person would want, each with its
-  ``[capture_id(original text)]`` citation, so its output has a report's length;
+  extractive writer builds from the task's captures, cut to a written answer's
+  length (:func:`scripted_report`): the items that match the question, each with
+  its ``[capture_id(original text)]`` citation;
 - **a disagreeing evaluator**: :func:`never_agrees` answers "not complete" on
   every page it is asked about, the target included, where the rules say
   complete, and the navigator (:func:`looking_on`: the same model, agreeing
@@ -46,13 +46,14 @@ from tasks.synthesis.extractive import EXTRACTIVE_BANNER
 from tasks.worker.device_worker import check_copilot_models
 
 __all__ = [
-    "ASK_ROLES", "Deployment", "ProbeCost", "describe_conditions", "looking_on", "measure_deployment", "measure_probes",
+    "ASK_ROLES", "ITEMS_PER_APP", "Deployment", "ProbeCost", "describe_conditions", "looking_on", "measure_deployment", "measure_probes",
     "never_agrees", "probe_settings", "scripted_report", "stopped_by_call_budget",
 ]
 
 # The roles `droidretriever ask` probes before a typed question (a spoken one adds the transcriber).
 ASK_ROLES = tuple(role for role in ALL_ROLES if role != "transcriber")
 _CALL_BUDGET = "budgets.model_calls_per_subtask"
+ITEMS_PER_APP = 5  # items a scripted written report keeps per app
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,29 @@ def _count(vllm: RecordingOpenAIServer, probe: Callable[[], object]) -> ProbeCos
 
 def scripted_report(query: Query, captures: Sequence[Capture], apps: Sequence[AppStatus],
                     search_terms: Sequence[str]) -> str:
-    """The synthesizer's scripted answer: the extractive report over ``captures``, without its banner.
+    """The synthesizer's scripted answer: the extractive report over ``captures``, cut to a written answer.
 
     Built by the product's extractive writer, so what it cites is what the captures
-    show, as ``[capture_id(original text)]``; the banner ("no language model is
-    configured") is what a model would not write.
+    show, as ``[capture_id(original text)]``; then cut as a model's answer is shorter
+    than a list of every match: the banner ("no language model is configured") and
+    sub-items dropped, at most :data:`ITEMS_PER_APP` items per app (a comparison table
+    and its verdicts kept whole).
     """
     markdown = write_extractive(query, captures, apps, search_terms).markdown
-    return markdown.replace(f"{EXTRACTIVE_BANNER}\n\n", "", 1).strip()
+    kept: list[str] = []
+    items = 0
+    comparison = False
+    for line in markdown.replace(f"{EXTRACTIVE_BANNER}\n\n", "", 1).splitlines():
+        if line.startswith("## "):
+            comparison, items = line == "## Comparison", 0
+        elif line.startswith("  - "):
+            continue
+        elif line.startswith("- ") and not comparison:
+            items += 1
+            if items > ITEMS_PER_APP:
+                continue
+        kept.append(line)
+    return "\n".join(kept).strip()
 
 
 def never_agrees(request: RecordedRequest) -> str:
@@ -153,8 +169,15 @@ def _former(task: TaskTokens) -> TaskTokens:
     return task.former
 
 
+def _same_tasks(normal: Sequence[TaskTokens], measured: Sequence[TaskTokens]) -> list[TaskTokens]:
+    """The runs of ``normal`` of the tasks ``measured`` has, in its order."""
+    by_id = {t.id: t for t in normal}
+    return [by_id[t.id] for t in measured]
+
+
 def _ratios(tasks: Sequence[TaskTokens], normal: Sequence[TaskTokens]) -> list[float]:
-    return [a.total(ROLES) / b.total(ROLES) for a, b in zip(tasks, normal, strict=True)]
+    """Whole-run tokens of each of ``tasks`` over the same task's run in ``normal``."""
+    return [a.total(ROLES) / b.total(ROLES) for a, b in zip(tasks, _same_tasks(normal, tasks), strict=True)]
 
 
 def _row(name: str, values: list[int], before: str) -> str:
@@ -188,6 +211,7 @@ def _run_rows(tasks: Sequence[TaskTokens], disagreeing: Sequence[TaskTokens], de
     ratios = _ratios(disagreeing, tasks)
     stopped = sum(t.stopped for t in disagreeing)
     subtasks = sum(len(t.subtask_calls) for t in disagreeing)
+    same = _same_tasks(tasks, disagreeing)
     return [
         f"| readiness probes of one `droidretriever ask` | {ask.requests} chat requests "
         f"(+{ask.listings} model listings), {ask.tokens:,} tokens ({ask.completion} completion) | not counted |",
@@ -197,14 +221,25 @@ def _run_rows(tasks: Sequence[TaskTokens], disagreeing: Sequence[TaskTokens], de
         _row("whole run (all four roles)", [t.total(ROLES) for t in tasks], describe_stats(formers)),
         _row("whole run and its `ask`'s probes", [t.total(ROLES) + ask.tokens for t in tasks], ""),
         _row("disagreeing evaluator: whole run (all four roles)", [t.total(ROLES) for t in disagreeing],
-             f"ratio to the same task's normal run: median {statistics.median(ratios):.1f}x, "
-             f"p95 {percentile(ratios, 0.95):.1f}x, max {max(ratios):.1f}x"),
+             f"normal runs: {describe_stats([t.total(ROLES) for t in same])}; ratio to the same task's "
+             f"normal run: median {statistics.median(ratios):.1f}x, p95 {percentile(ratios, 0.95):.1f}x, "
+             f"max {max(ratios):.1f}x"),
+        _row("disagreeing evaluator: navigation tokens per sub-task", [a for t in disagreeing for a in t.apps],
+             f"normal runs: {describe_stats([a for t in same for a in t.apps])}"),
         _row("disagreeing evaluator: model requests per sub-task", [c for t in disagreeing for c in t.subtask_calls],
-             f"stopped by the call budget: {stopped}/{subtasks} sub-tasks; normal run: "
-             f"{describe_stats([c for t in tasks for c in t.subtask_calls])}"),
+             f"stopped by the call budget: {stopped}/{subtasks} sub-tasks; normal runs: "
+             f"{describe_stats([c for t in same for c in t.subtask_calls])}"),
         _row("disagreeing evaluator: evaluator requests per task", [t.calls["evaluator"] for t in disagreeing],
-             f"normal run: {describe_stats([t.calls['evaluator'] for t in tasks])}"),
+             f"normal runs: {describe_stats([t.calls['evaluator'] for t in same])}"),
+        _row("disagreeing evaluator: navigator requests per task", [t.calls["navigator"] for t in disagreeing],
+             f"normal runs: {describe_stats([t.calls['navigator'] for t in same])}"),
     ]
+
+
+def _which(measured: Sequence[TaskTokens], tasks: Sequence[TaskTokens]) -> str:
+    if len(measured) == len(tasks):
+        return "the same tasks"
+    return f"{len(measured)} of the {len(tasks)} tasks (one in {len(tasks) // len(measured)}, to keep the run short)"
 
 
 def describe_conditions(tasks: Sequence[TaskTokens], disagreeing: Sequence[TaskTokens], deployment: Deployment,
@@ -227,15 +262,17 @@ The documented setup again, with what a deployment sends that the rows above use
   here one virtual phone with every catalog app installed: {len(deployment.farm_apps)} apps, whose
   names alone are {farm_list} tokens. "Before" shows it only the task's own apps.
 - **A written report.** The synthesizer answers with the report the extractive writer builds from
-  the task's captures (its banner left out): the lines matching the question, a comparison table
-  when apps share attributes, each with a `[capture_id(original text)]` citation. "Before" it
-  answered the recording server's default: one cited line per capture.
+  the task's captures (`scripted_report`), cut as a written answer is shorter than a list of
+  every match: its banner and sub-items dropped, at most {ITEMS_PER_APP} items per app, a comparison
+  table (when apps share attributes) and its verdicts kept whole; every item and cell carries
+  its `[capture_id(original text)]` citation. "Before" it answered the recording server's
+  default: one cited line per capture.
 - **Readiness probes**, by the real probe code (`inference.llm.check_roles`): as
   `droidretriever ask` runs it before a typed question (decomposer, navigator, evaluator,
   synthesizer; a spoken question adds the transcriber's, not counted here) and as a device worker
   runs it at start (navigator and evaluator, `check_copilot_models`). A vision role's probe sends a
   second request with a 56x56 image. Model listings (`GET /v1/models`) carry no tokens.
-- **A disagreeing evaluator**: one more pass over the same tasks in which the evaluator answers
+- **A disagreeing evaluator**: one more pass, over {_which(disagreeing, tasks)}, in which the evaluator answers
   "not complete" on every page it is asked about, the target included, where the rules say
   complete, and the navigator (the same model, agreeing with it) scrolls on where the path would
   finish, on the target page and on every page after (a later try included), until

@@ -102,6 +102,7 @@ class Setup:
     max_pixels: int = MAX_PIXELS
     full: bool = False  # also measure the decomposer and the synthesizer
     evaluator_disagrees: bool = False  # the evaluator never agrees a page is the target
+    every: int = 1  # measure every n-th task of the suite (a costly setup, to keep the run short)
 
     def served(self) -> list[ServedModel]:
         return [ServedModel(f"nav-{self.key}", vision=self.navigator_vision, max_pixels=self.max_pixels),
@@ -333,7 +334,7 @@ def measure_setups(setups: tuple[Setup, ...], suite: list[SuiteTask], catalog: C
                                                          description_token_budget=setup.screen_tokens))
                 mark = len(vllm.problems)
                 tasks = [measure_task(task, sim, driver, perceiver, catalog, vllm, setup,
-                                      farm_apps=deployment.farm_apps) for task in suite]
+                                      farm_apps=deployment.farm_apps) for task in suite[::setup.every]]
                 measured[setup.key] = (tasks, len(vllm.problems) - mark)
                 print(f"{setup.key}: {describe_stats([t.total(NAVIGATION) for t in tasks])}", flush=True)
         finally:
@@ -383,7 +384,8 @@ def main(argv: list[str] | None = None) -> None:
                      f"{statistics.median([t.completion[role] for t in tasks]):,.0f} (medians)"))
     rows.append(("whole run (all four roles)", [t.total(ROLES) for t in tasks], ""))
     table = "\n".join(f"| {name} | {describe_stats(values)} | {note} |" for name, values, note in rows)
-    side = "\n".join(_setup_row(setup, measured[setup.key][0], before) for setup in setups)
+    side = "\n".join(_setup_row(setup, measured[setup.key][0], before) for setup in setups
+                     if setup is not DISAGREEING)  # its own table, below
     calls = {r: sum(t.calls[r] for t in tasks) for r in NAVIGATION}
     calls_before = {r: sum(t.calls[r] for t in before) for r in NAVIGATION}
     subtasks = sum(len(t.apps) for t in tasks)

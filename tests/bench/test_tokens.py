@@ -37,6 +37,7 @@ def test_the_decomposer_is_shown_the_farms_whole_app_list(measured: Measured) ->
     catalog = load_catalog()
     assert normal.listed_apps == len(deployment.farm_apps) == len(catalog.apps)
     assert normal.former is not None and normal.former.listed_apps == 1
+    assert normal.calls["decomposer"] == 1  # the task's app, spelled as the farm lists it: no repair round
     assert normal.text["decomposer"] > normal.former.text["decomposer"] + 3 * (normal.listed_apps - 1)
 
 
