@@ -12,8 +12,11 @@ What answers: the navigator is the task's scripted path (a
 screen it is shown, and asks for "more" of a cut screen without it, so every
 move of the path is a model call; skills, the explorer and route memory are
 off); the evaluator is a judge that knows the path (complete on the page it
-ends on); the decomposer answers the task's apps, term and mode; the
-synthesizer writes from the task's captures. Several setups (:class:`Setup`:
+ends on); the decomposer answers the task's apps, term and mode, shown the
+farm's installed apps; the synthesizer answers with a cited report built from the
+task's captures. :mod:`bench.token_conditions` measures what a deployment adds
+(the app list, readiness probes, a written report, an evaluator that never agrees)
+next to the former conditions. Several setups (:class:`Setup`:
 where the evaluator is asked, the screen budget, which role sees the
 screenshot, ``max_pixels``) run side by side in one process: issue 14's loop,
 the documented setup, and the candidates measured against it. A picture shows
@@ -25,19 +28,29 @@ from __future__ import annotations
 import io
 import json
 import statistics
-from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from PIL import Image
 
 from bench.results import create_figure, parse_bench_args, percentile, save_plot, write_section
+from bench.token_conditions import (
+    Deployment,
+    describe_conditions,
+    looking_on,
+    measure_deployment,
+    never_agrees,
+    scripted_report,
+    stopped_by_call_budget,
+)
+from bench.token_counts import NAVIGATION, ROLES, TaskTokens, describe_stats, role_of, screen_of
 from core.config import MAX_PIXELS, BudgetSettings, LLMEndpoint, PerceptionSettings
 from core.models import (
     AppStatus,
     Capture,
     InstalledApp,
+    PageMode,
     PageType,
     Query,
     SubTaskStatus,
@@ -50,7 +63,7 @@ from device_farm.sim.layout import STYLE_SP, Display
 from device_farm.sim.spec import TextStyle
 
 # A test double, used as one: the recording server stands in for vLLM and counts what it is sent.
-from droidretriever.testing import RecordedRequest, RecordingOpenAIServer, ServedModel
+from droidretriever.testing import Answer, RecordedRequest, RecordingOpenAIServer, ServedModel
 from inference.llm import LLMClient, fit_dimensions, fit_image
 from inference.llm.images import PATCH
 from inference.llm_roles import decompose_with_model
@@ -68,49 +81,12 @@ from tasks.navigate import (
     play_scripted_path,
     to_observation,
 )
-from tasks.synthesis import LLMReportWriter
+from tasks.synthesis import LLMReportWriter, parse_citations
 
-__all__ = ["main"]
+__all__ = ["BEFORE", "DISAGREEING", "DOCUMENTED", "Setup", "main", "measure_setups", "study2_tasks"]
 
 LEAN_PIXELS = 100_352  # 128 patches of 28x28: a 1080x2340 screenshot is sent as 196x448
-_NAVIGATION = ("navigator", "evaluator")
 _GOAL_MEDIAN, _GOAL_P95, _PAPER = 5000, 8000, 19459
-_PREFIX_ROLES = {"nav": "navigator", "eval": "evaluator", "planner": "decomposer", "writer": "synthesizer"}
-
-
-def role_of(model: str) -> str:
-    """The role a served model name stands for: ``nav-<setup>`` is a navigator, and so on."""
-    return _PREFIX_ROLES[model.split("-", 1)[0]]
-
-
-@dataclass
-class _Task:
-    """One task's measured tokens: per role, text and image apart; calls; whether it was reached."""
-
-    id: str
-    text: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    image: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    completion: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    apps: list[int] = field(default_factory=list)  # navigation tokens of each app's sub-task
-    reached: bool = True
-    resent: int = 0  # evaluator requests showing a screen the evaluator was already shown in the sub-task
-    more: int = 0  # navigator calls that asked for more of a cut screen
-    screens: list[int] = field(default_factory=list)  # screen description tokens of each navigator call
-
-    def add(self, requests: list[RecordedRequest]) -> None:
-        for request in requests:
-            role = role_of(request.model)
-            self.text[role] += request.text_tokens
-            self.image[role] += request.image_tokens
-            self.completion[role] += request.completion_tokens
-            self.calls[role] += 1
-            if role == "navigator":
-                self.screens.append(count_tokens(_screen_of(request)))
-
-    def total(self, roles: tuple[str, ...], *, image: bool = True, completion: bool = True) -> int:
-        return sum(self.text[r] + (self.image[r] if image else 0) + (self.completion[r] if completion else 0)
-                   for r in roles)
 
 
 @dataclass(frozen=True)
@@ -125,6 +101,8 @@ class Setup:
     evaluator_vision: bool
     max_pixels: int = MAX_PIXELS
     full: bool = False  # also measure the decomposer and the synthesizer
+    evaluator_disagrees: bool = False  # the evaluator never agrees a page is the target
+    every: int = 1  # measure every n-th task of the suite (a costly setup, to keep the run short)
 
     def served(self) -> list[ServedModel]:
         return [ServedModel(f"nav-{self.key}", vision=self.navigator_vision, max_pixels=self.max_pixels),
@@ -137,12 +115,13 @@ def _endpoint(server: RecordingOpenAIServer, model: str, vision: bool = False,
 
 
 def measure_task(task: SuiteTask, sim: SimServer, driver: AdbDriver, perceiver: Perceiver, catalog: Catalog,
-                 vllm: RecordingOpenAIServer, setup: Setup) -> _Task:
+                 vllm: RecordingOpenAIServer, setup: Setup, *, farm_apps: Sequence[InstalledApp]) -> TaskTokens:
     """One task's tokens under ``setup``: every app's sub-task navigated, then plan and report.
 
-    ``perceiver``: its ``description_token_budget`` is ``setup.screen_tokens``.
+    ``perceiver``: its ``description_token_budget`` is ``setup.screen_tokens``;
+    ``farm_apps``: the installed apps the decomposer is shown (the farm's list).
     """
-    measured = _Task(task.id)
+    measured = TaskTokens(task.id)
     navigator = _endpoint(vllm, f"nav-{setup.key}", vision=setup.navigator_vision, max_pixels=setup.max_pixels)
     evaluator = _endpoint(vllm, f"eval-{setup.key}", vision=setup.evaluator_vision, max_pixels=setup.max_pixels)
     store = FakeObjectStore()
@@ -161,8 +140,12 @@ def measure_task(task: SuiteTask, sim: SimServer, driver: AdbDriver, perceiver: 
         moves = play_scripted_path(driver, perceiver, subtask.package, task.paths[app])
         scripted = ScriptedNavigator(moves, subtask, navigator, perceiver.settings,
                                      dialog_open=lambda: _dialog_open(driver, perceiver))
-        vllm.respond_with(navigator.model, _answer_with(scripted))
-        vllm.respond_with(evaluator.model, _judge_with(scripted))
+        if setup.evaluator_disagrees:
+            vllm.respond_with(navigator.model, looking_on(_answer_with(scripted)))
+            vllm.respond_with(evaluator.model, never_agrees)
+        else:
+            vllm.respond_with(navigator.model, _answer_with(scripted))
+            vllm.respond_with(evaluator.model, _judge_with(scripted))
         copilot = Copilot(driver=driver, perceiver=perceiver, store=store,
                           budgets=BudgetSettings(swipes_per_capture=6), skills=False, explore=False,
                           navigator=LLMClient(navigator, role="navigator"),
@@ -172,28 +155,54 @@ def measure_task(task: SuiteTask, sim: SimServer, driver: AdbDriver, perceiver: 
         sim.control.set_day(task.day)
         mark = len(vllm.requests)
         result = navigate_subtask(copilot, NavigateRequest(run_id=new_id("run"), subtask=subtask))
-        before = measured.total(_NAVIGATION)
+        before = measured.total(NAVIGATION)
         measured.add(vllm.requests[mark:])
-        measured.apps.append(measured.total(_NAVIGATION) - before)
+        measured.apps.append(measured.total(NAVIGATION) - before)
         measured.resent += _resent(vllm.requests[mark:])
         measured.more += scripted.asked_more
+        measured.subtask_calls.append(len(vllm.requests) - mark)
+        measured.stopped += stopped_by_call_budget(result)
         texts = " ".join(e.label for c in result.captures for e in c.elements)
         measured.reached &= result.status is SubTaskStatus.COMPLETED and any(p in texts for p in task.scoring_points)
         captures += result.captures
-    if not setup.full:
-        return measured
-    query = Query(text=task.query)
-    answer = {"mentioned_apps": list(task.apps), "installed_related_apps": list(task.apps),
-              "uninstalled_related_apps": [], "search terms": terms, "search_mode": task.page_mode.value,
-              "information_flow": []}
-    vllm.script("planner", json.dumps(answer, ensure_ascii=False))
-    mark = len(vllm.requests)
-    decompose_with_model(LLMClient(_endpoint(vllm, "planner"), role="decomposer"), query, installed)
-    writer = LLMReportWriter(LLMClient(_endpoint(vllm, "writer"), role="synthesizer"))
-    apps = [AppStatus(app_label=a.label, package=a.package, status=SubTaskStatus.COMPLETED) for a in installed]
-    writer.write_report(query, captures, apps, terms)
-    measured.add(vllm.requests[mark:])
+    if setup.full:
+        _plan_and_write(measured, vllm, Query(text=task.query), (list(task.apps), task.page_mode, terms),
+                        (installed, farm_apps), captures)
     return measured
+
+
+def _plan_and_write(measured: TaskTokens, vllm: RecordingOpenAIServer, query: Query,
+                    plan: tuple[list[str], PageMode, list[str]],
+                    installed: tuple[Sequence[InstalledApp], Sequence[InstalledApp]],
+                    captures: list[Capture]) -> None:
+    """The decomposer and the synthesizer of one task, under a deployment's conditions and the former ones.
+
+    ``plan``: the task's apps, page mode and search terms (what the decomposer answers);
+    ``installed``: the task's apps, then the farm's list (what the decomposer is shown).
+    Counted in ``measured``: the farm's list and a written report; in ``measured.former``:
+    the task's apps only and the recording server's one-line answer.
+    """
+    apps, mode, terms = plan
+    task_apps, farm_apps = installed
+    answer = {"mentioned_apps": apps, "installed_related_apps": apps, "uninstalled_related_apps": [],
+              "search terms": terms, "search_mode": mode.value, "information_flow": []}
+    statuses = [AppStatus(app_label=a.label, package=a.package, status=SubTaskStatus.COMPLETED) for a in task_apps]
+    planner = LLMClient(_endpoint(vllm, "planner"), role="decomposer")
+    writer = LLMReportWriter(LLMClient(_endpoint(vllm, "writer"), role="synthesizer"))
+    former = measured.former = TaskTokens(measured.id)
+    for shown, counted in ((task_apps, former), (farm_apps, measured)):
+        vllm.script("planner", json.dumps(answer, ensure_ascii=False))
+        mark = len(vllm.requests)
+        decompose_with_model(planner, query, shown)
+        counted.add(vllm.requests[mark:])
+        counted.listed_apps = len(shown)
+    report = scripted_report(query, captures, statuses, terms)
+    for scripted, counted in ((Answer.VALID, former), (report, measured)):
+        vllm.script("writer", scripted)
+        mark = len(vllm.requests)
+        written = writer.write_report(query, captures, statuses, terms)
+        counted.add(vllm.requests[mark:])
+        counted.citations = len(parse_citations(written.markdown))
 
 
 def _answer_with(scripted: ScriptedNavigator) -> Callable[[RecordedRequest], str]:
@@ -206,10 +215,6 @@ def _judge_with(scripted: ScriptedNavigator) -> Callable[[RecordedRequest], str]
     return lambda request: scripted.judge(request.text)
 
 
-def _screen_of(request: RecordedRequest) -> str:
-    return request.text.split("<screen_data>", 1)[-1].split("</screen_data>", 1)[0]
-
-
 def _resent(requests: list[RecordedRequest]) -> int:
     """Evaluator requests whose screen the evaluator was already shown (the same description)."""
     seen: set[str] = set()
@@ -217,7 +222,7 @@ def _resent(requests: list[RecordedRequest]) -> int:
     for request in requests:
         if role_of(request.model) != "evaluator":
             continue
-        screen = _screen_of(request)
+        screen = screen_of(request)
         again += screen in seen
         seen.add(screen)
     return again
@@ -228,20 +233,14 @@ def _dialog_open(driver: AdbDriver, perceiver: Perceiver) -> bool:
     return is_dialog_open(perceiver.perceive(to_observation(driver.observe(), 0), use_ocr=False).screen)
 
 
-def _stats(values: list[int]) -> str:
-    floats = [float(v) for v in values]
-    return (f"median {statistics.median(values):,.0f}, p95 {percentile(floats, 0.95):,.0f}, "
-            f"max {max(values):,} (n={len(values)})")
-
-
-def _plot(tasks: list[_Task], before: list[_Task]) -> str:
+def _plot(tasks: list[TaskTokens], before: list[TaskTokens]) -> str:
     """Stacked bars per task (documented setup), issue 14's loop as a marker; goal lines."""
-    pairs = sorted(zip(tasks, before, strict=True), key=lambda p: p[0].total(_NAVIGATION))
+    pairs = sorted(zip(tasks, before, strict=True), key=lambda p: p[0].total(NAVIGATION))
     ordered = [t for t, _ in pairs]
     figure = create_figure(9.0, 3.8)
     axes = figure.subplots()
     bottoms = [0.0] * len(ordered)
-    parts: list[tuple[str, Callable[[_Task], int]]] = [
+    parts: list[tuple[str, Callable[[TaskTokens], int]]] = [
         ("navigator text", lambda t: t.text["navigator"]), ("navigator image", lambda t: t.image["navigator"]),
         ("evaluator text", lambda t: t.text["evaluator"]), ("evaluator image", lambda t: t.image["evaluator"]),
         ("completions", lambda t: t.completion["navigator"] + t.completion["evaluator"])]
@@ -249,7 +248,7 @@ def _plot(tasks: list[_Task], before: list[_Task]) -> str:
         heights = [float(value(t)) for t in ordered]
         axes.bar(range(len(ordered)), heights, bottom=bottoms, label=label)
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
-    axes.scatter(range(len(ordered)), [b.total(_NAVIGATION) for _, b in pairs], marker="_", s=90,
+    axes.scatter(range(len(ordered)), [b.total(NAVIGATION) for _, b in pairs], marker="_", s=90,
                  color="black", linewidths=1.5, label="issue 14's loop (before)", zorder=3)
     axes.axhline(_GOAL_MEDIAN, color="tab:red", linestyle="--", linewidth=1, label=f"goal: median < {_GOAL_MEDIAN:,}")
     axes.axhline(_GOAL_P95, color="tab:red", linestyle=":", linewidth=1, label=f"goal: p95 < {_GOAL_P95:,}")
@@ -276,6 +275,9 @@ ALTERNATIVES = (
     Setup("text", "documented without any screenshot (text only)", "targets", 600,
           navigator_vision=False, evaluator_vision=False),
 )
+DISAGREEING = Setup("disagree", "documented, an evaluator that never agrees the target is reached (stopped by "
+                    "budgets.model_calls_per_subtask)", "targets", 600, navigator_vision=True, evaluator_vision=True,
+                    full=True, evaluator_disagrees=True)
 
 
 LEGIBILITY_PIXELS = (MAX_PIXELS, 150_528, LEAN_PIXELS)
@@ -314,30 +316,39 @@ def _legibility_picture(sim: SimServer, driver: AdbDriver, catalog: Catalog) -> 
                      "A product card of a virtual phone's screenshot as Qwen2.5-VL receives it at three max_pixels")
 
 
-def _measure_all(setups: tuple[Setup, ...]) -> tuple[dict[str, tuple[list[_Task], int]], str]:
-    """Every Study 2 task under each setup, one after the other on one virtual phone; the legibility picture."""
-    catalog = load_catalog()
-    suite = [t for t in load_suite() if t.study is Study.STUDY2 and all(catalog.find_label(a) for a in t.apps)]
+def measure_setups(setups: tuple[Setup, ...], suite: list[SuiteTask], catalog: Catalog, *, picture: bool = True
+                 ) -> tuple[dict[str, tuple[list[TaskTokens], int]], str, Deployment]:
+    """Every task of ``suite`` under each setup, one after the other on one virtual phone (every catalog
+    app installed); the legibility picture (unless ``picture`` is off); the deployment's conditions."""
     served = [m for setup in setups for m in setup.served()] + [ServedModel("planner"), ServedModel("writer")]
-    measured: dict[str, tuple[list[_Task], int]] = {}
+    probed = dict(zip(("decomposer", "navigator", "evaluator", "synthesizer"),
+                      [served[-2], *DOCUMENTED.served(), served[-1]], strict=True))
+    measured: dict[str, tuple[list[TaskTokens], int]] = {}
     with SimServer(phones=1, port=0, seed=7, catalog=catalog) as sim, RecordingOpenAIServer(served) as vllm:
         driver = AdbDriver(sim.serials[0], port=sim.port)
         try:
-            legibility = _legibility_picture(sim, driver, catalog)
+            legibility = _legibility_picture(sim, driver, catalog) if picture else ""
+            deployment = measure_deployment(vllm, driver, probed)
             for setup in setups:
                 perceiver = Perceiver(PerceptionSettings(ocr_backend="none",
                                                          description_token_budget=setup.screen_tokens))
                 mark = len(vllm.problems)
-                tasks = [measure_task(task, sim, driver, perceiver, catalog, vllm, setup) for task in suite]
+                tasks = [measure_task(task, sim, driver, perceiver, catalog, vllm, setup,
+                                      farm_apps=deployment.farm_apps) for task in suite[::setup.every]]
                 measured[setup.key] = (tasks, len(vllm.problems) - mark)
-                print(f"{setup.key}: {_stats([t.total(_NAVIGATION) for t in tasks])}", flush=True)
+                print(f"{setup.key}: {describe_stats([t.total(NAVIGATION) for t in tasks])}", flush=True)
         finally:
             driver.close()
-    return measured, legibility
+    return measured, legibility, deployment
 
 
-def _ratio(tasks: list[_Task], before: list[_Task]) -> float:
-    return statistics.median(a.total(_NAVIGATION) / b.total(_NAVIGATION) for a, b in zip(tasks, before, strict=True))
+def study2_tasks(catalog: Catalog) -> list[SuiteTask]:
+    """The Study 2 tasks whose apps the simulator's catalog has."""
+    return [t for t in load_suite() if t.study is Study.STUDY2 and all(catalog.find_label(a) for a in t.apps)]
+
+
+def _ratio(tasks: list[TaskTokens], before: list[TaskTokens]) -> float:
+    return statistics.median(a.total(NAVIGATION) / b.total(NAVIGATION) for a, b in zip(tasks, before, strict=True))
 
 
 def _verdict(values: list[int]) -> str:
@@ -349,41 +360,43 @@ def _verdict(values: list[int]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Run every Study 2 task against the recording server under each setup; write the ``tokens`` section."""
     parse_bench_args(argv=argv)
-    setups = (BEFORE, DOCUMENTED, *ALTERNATIVES)
-    measured, legibility = _measure_all(setups)
+    setups = (BEFORE, DOCUMENTED, *ALTERNATIVES, DISAGREEING)
+    catalog = load_catalog()
+    measured, legibility, deployment = measure_setups(setups, study2_tasks(catalog), catalog)
     tasks, before = measured[DOCUMENTED.key][0], measured[BEFORE.key][0]
     cut, text_only = measured["cut300"][0], measured["text"][0]
     problems = sum(p for _, p in measured.values())
-    navigation = [t.total(_NAVIGATION) for t in tasks]
+    navigation = [t.total(NAVIGATION) for t in tasks]
     rows = [
         ("navigation (navigator + evaluator), all tokens", navigation,
          f"goal median < {_GOAL_MEDIAN:,}, p95 < {_GOAL_P95:,} (paper ~{_PAPER:,}): {_verdict(navigation)}"),
         ("navigation per app (one sub-task)", [a for t in tasks for a in t.apps], ""),
-        ("navigation, single-app tasks", [t.total(_NAVIGATION) for t in tasks if len(t.apps) == 1], ""),
-        ("navigation, multi-app tasks", [t.total(_NAVIGATION) for t in tasks if len(t.apps) > 1], ""),
-        ("navigation, text prompt tokens", [sum(t.text[r] for r in _NAVIGATION) for t in tasks], ""),
-        ("navigation, image tokens", [sum(t.image[r] for r in _NAVIGATION) for t in tasks], ""),
-        ("navigation, completion tokens", [sum(t.completion[r] for r in _NAVIGATION) for t in tasks], ""),
+        ("navigation, single-app tasks", [t.total(NAVIGATION) for t in tasks if len(t.apps) == 1], ""),
+        ("navigation, multi-app tasks", [t.total(NAVIGATION) for t in tasks if len(t.apps) > 1], ""),
+        ("navigation, text prompt tokens", [sum(t.text[r] for r in NAVIGATION) for t in tasks], ""),
+        ("navigation, image tokens", [sum(t.image[r] for r in NAVIGATION) for t in tasks], ""),
+        ("navigation, completion tokens", [sum(t.completion[r] for r in NAVIGATION) for t in tasks], ""),
     ]
     for role in ("navigator", "evaluator", "decomposer", "synthesizer"):
         rows.append((f"{role}: text / image / completion", [t.total((role,)) for t in tasks],
                      f"text {statistics.median([t.text[role] for t in tasks]):,.0f} · image "
                      f"{statistics.median([t.image[role] for t in tasks]):,.0f} · completion "
                      f"{statistics.median([t.completion[role] for t in tasks]):,.0f} (medians)"))
-    rows.append(("whole run (all four roles)", [t.total(tuple(_PREFIX_ROLES.values())) for t in tasks], ""))
-    table = "\n".join(f"| {name} | {_stats(values)} | {note} |" for name, values, note in rows)
-    side = "\n".join(_setup_row(setup, measured[setup.key][0], before) for setup in setups)
-    calls = {r: sum(t.calls[r] for t in tasks) for r in _NAVIGATION}
-    calls_before = {r: sum(t.calls[r] for t in before) for r in _NAVIGATION}
+    rows.append(("whole run (all four roles)", [t.total(ROLES) for t in tasks], ""))
+    table = "\n".join(f"| {name} | {describe_stats(values)} | {note} |" for name, values, note in rows)
+    side = "\n".join(_setup_row(setup, measured[setup.key][0], before) for setup in setups
+                     if setup is not DISAGREEING)  # its own table, below
+    calls = {r: sum(t.calls[r] for t in tasks) for r in NAVIGATION}
+    calls_before = {r: sum(t.calls[r] for t in before) for r in NAVIGATION}
     subtasks = sum(len(t.apps) for t in tasks)
     resent = {key: sum(t.resent for t in ts) for key, (ts, _) in measured.items()}
     screens = [n for t in tasks for n in t.screens]
     cut_screens = [n for t in cut for n in t.screens]
     more = sum(t.more for t in cut)
-    static = {name: count_tokens(_static_prompt(name)) for name in _NAVIGATION}
+    static = {name: count_tokens(_static_prompt(name)) for name in NAVIGATION}
     body, caption = text_heights(MAX_PIXELS)
     lean_body, _ = text_heights(LEAN_PIXELS)
-    top = sorted(tasks, key=lambda t: t.total(_NAVIGATION))[-3:]
+    top = sorted(tasks, key=lambda t: t.total(NAVIGATION))[-3:]
     per_app = _GOAL_P95 / max(len(t.apps) for t in top)
     top_text = [t for t in text_only if t.id in {x.id for x in top}]
     nav_per_app = sum(t.calls["navigator"] for t in top) / sum(len(t.apps) for t in top)
@@ -410,8 +423,9 @@ navigates and judges well is sent, not how well a model does):
 - **evaluator**: a judge that knows the path (`ScriptedNavigator.judge`): "complete" on the
   page the path ends on, "not complete" before it, never risky. (Until this revision it
   answered "not complete" everywhere, so every target page also cost a navigator "finish".)
-- **decomposer**: the task's apps, term and mode; **synthesizer**: writes from the task's
-  captures (input capped at `budgets.synthesis_input_tokens`).
+- **decomposer**: the task's apps, term and mode, shown the farm's installed apps;
+  **synthesizer**: a written, cited report over the task's captures (input capped at
+  `budgets.synthesis_input_tokens`); both as the last section below says.
 
 Every setup uses the current prompts: navigator/4 ({static["navigator"]} static tokens; issue 14's
 navigator/3 had 283) and evaluator/4 ({static["evaluator"]}; evaluator/3 had 385). The documented setup
@@ -471,16 +485,18 @@ What each candidate paid, measured above:
 {legibility}
 
 **The p95 goal is not met, and cannot be under these conditions.** The p95 of {len(tasks)} tasks
-lies between the second- and third-largest, here {", ".join(f"{t.id.removeprefix('s2_')} ({len(t.apps)} apps, {t.total(_NAVIGATION):,})" for t in reversed(top))}.
+lies between the second- and third-largest, here {", ".join(f"{t.id.removeprefix('s2_')} ({len(t.apps)} apps, {t.total(NAVIGATION):,})" for t in reversed(top))}.
 Under {_GOAL_P95:,} these would need about {per_app:,.0f} tokens per app. Their sub-tasks take
 {nav_per_app:.1f} navigator and {eval_per_app:.1f} evaluator calls each (every move is a model call), and each call
 carries at least its static prompt (navigator {static["navigator"]}, evaluator {static["evaluator"]} tokens), the screen
 (median {statistics.median(screens):,.0f}) and the task line, past moves and answer: without any screenshot
 those sub-tasks still cost {text_per_app:,.0f} tokens each (text-only row: p95
-{percentile([float(t.total(_NAVIGATION)) for t in text_only], 0.95):,.0f}). That is the floor of a model making every move; what brings a deployment
+{percentile([float(t.total(NAVIGATION)) for t in text_only], 0.95):,.0f}). That is the floor of a model making every move; what brings a deployment
 below it is fewer model calls (skills and route memory making the moves they are sure of;
 off here by design), not smaller ones. The median goal is met with both screenshots on.
 """
+    text += describe_conditions(tasks, measured[DISAGREEING.key][0], deployment,
+                                BudgetSettings().model_calls_per_subtask)
     write_section("tokens", "Model tokens per task (measured at the server)", "python -m bench.tokens", text)
     print(text)
 
@@ -494,9 +510,9 @@ def _static_prompt(role: str) -> str:
     return prompt.system
 
 
-def _setup_row(setup: Setup, tasks: list[_Task], before: list[_Task]) -> str:
-    values = [t.total(_NAVIGATION) for t in tasks]
-    return (f"| {setup.label} | {_stats(values)} | {sum(t.reached for t in tasks)}/{len(tasks)} | "
+def _setup_row(setup: Setup, tasks: list[TaskTokens], before: list[TaskTokens]) -> str:
+    values = [t.total(NAVIGATION) for t in tasks]
+    return (f"| {setup.label} | {describe_stats(values)} | {sum(t.reached for t in tasks)}/{len(tasks)} | "
             f"{_ratio(tasks, before):.2f} | {sum(t.calls['evaluator'] for t in tasks)} | {_verdict(values)} |")
 
 

@@ -14,7 +14,8 @@ of vLLM's OpenAI-compatible API:
 - ``POST /v1/audio/transcriptions``: multipart with ``file`` and ``model``.
 
 Every request is logged (:class:`RecordedRequest`: body, text and image tokens,
-the decoded images, problems). Answers are scripted per model: a queue of
+the decoded images, problems); model listings, which carry no tokens, are only
+counted (``listings``). Answers are scripted per model: a queue of
 :class:`Answer` kinds or literal contents, then a default kind. ``VALID``
 builds JSON from the request's own schema (or, for free text, a report citing
 one line of each ``<interface>`` it was given); ``INVALID_JSON``, ``EMPTY_JSON``,
@@ -117,6 +118,7 @@ class RecordingOpenAIServer:
     models: Sequence[ServedModel]
     api_key: str | None = None  # vLLM's --api-key: requests without it get 401
     requests: list[RecordedRequest] = field(default_factory=list)
+    listings: int = 0  # GET /v1/models answered (no tokens: not in ``requests``)
     _queues: dict[str, deque[Answer | str]] = field(default_factory=dict)
     _defaults: dict[str, Answer] = field(default_factory=dict)
     _responders: dict[str, Callable[[RecordedRequest], Answer | str]] = field(default_factory=dict)
@@ -184,6 +186,8 @@ class RecordingOpenAIServer:
                 if not server._authorized(self.headers.get("Authorization", "")):
                     self._send(401, _error("invalid API key", "AuthenticationError", 401))
                 elif self.path.rstrip("/") == "/v1/models":
+                    with server._lock:
+                        server.listings += 1
                     self._send(200, {"object": "list", "data": [
                         {"id": m.name, "object": "model", "owned_by": "vllm", "max_model_len": m.max_model_len}
                         for m in server.models]})
