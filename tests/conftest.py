@@ -26,10 +26,18 @@ SERVICE_FIXTURES = frozenset({
 })
 
 
+# Fixtures that drive a virtual phone, read screens with OCR or open a browser: seconds per test.
+# A test that uses one is marked ``slow`` here, and the fast tier leaves it to the full run.
+SLOW_FIXTURES = frozenset({"sim", "catalog_phone", "rig", "perceiver", "device", "local_stack", "browser"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        used = set(getattr(item, "fixturenames", ()))
+        if SERVICE_FIXTURES & used:
             item.add_marker(pytest.mark.services)
+        if SLOW_FIXTURES & used:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

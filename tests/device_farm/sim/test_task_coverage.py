@@ -24,6 +24,8 @@ from core.models import Step, StepKind
 from device_farm.sim import SimServer, load_catalog
 from suites import SUITES, SuiteError, SuiteTask, load_suite, load_task
 
+pytestmark = pytest.mark.slow  # every suite task's scripted path on a virtual phone: minutes
+
 TASKS = load_suite(*SUITES)
 CATALOG = load_catalog()
 _DIALOG_IDS = ("android:id/parentPanel", "com.android.permissioncontroller:id/grant_dialog")
