@@ -229,7 +229,14 @@ class FarmMonitor:
 def build_monitor(settings: Settings, repair: Repair | None = None) -> FarmMonitor:
     """The monitor on ``settings``' Redis, telling runs through their event streams."""
     registry = DeviceRegistry.from_settings(settings)
-    events = RunEventPublisher(registry.client, open_object_store(settings), flush_every=1)
+    events: RunEventPublisher | None
+    try:
+        events = RunEventPublisher(registry.client, open_object_store(settings), flush_every=1)
+    except StorageError as exc:
+        # Its first job, putting a dead worker's sub-task back, needs no object store: it goes on,
+        # and says once that runs are not told of their dead phones until the store is set up.
+        log.warning("farm monitor: runs are not told of dead phones (no object store: %s)", exc)
+        events = None
     return FarmMonitor(create_celery_app(settings), registry, events=events, repair=repair)
 
 
