@@ -130,7 +130,8 @@ def test_a_phone_dying_mid_takeover_is_said_and_the_run_finishes_elsewhere(
     expect(moved.first).to_contain_text(" on ", timeout=60_000)
     expect(page.locator("#pause-banner")).to_contain_text("Gmail needs you", timeout=120_000)
     again = wait_until(lambda: _run_pauses(stack, run_id), 30, "the pause to take over")[0]
-    assert again["serial"] in moved.all_inner_texts()[-1] or again["serial"] == victim
+    # One notice names the phone it went on (a later one may say the dead phone is back as well).
+    assert any(again["serial"] in text for text in moved.all_inner_texts()) or again["serial"] == victim
     expect(farm_page.locator(f"#pause-queue li.pause[data-serial='{again['serial']}']")).to_have_count(
         1, timeout=20_000)
     page.locator("#pause-banner #do-take-over").click()
