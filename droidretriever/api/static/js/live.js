@@ -110,7 +110,10 @@ export class LiveScreen {
     clearInterval(this._countdown);
     if (!preview) { this.box.hidden = true; this.banner.hidden = true; return; }
     if (preview.box) {
-      const { left, top, right, bottom } = preview.box;
+      // A target drawn within the screen (an element's bounds may reach under the system bars).
+      const clamp = (value, most) => Math.min(Math.max(value, 0), most);
+      const left = clamp(preview.box.left, this.size.width), right = clamp(preview.box.right, this.size.width);
+      const top = clamp(preview.box.top, this.size.height), bottom = clamp(preview.box.bottom, this.size.height);
       Object.assign(this.box.style, {
         left: `${(100 * left) / this.size.width}%`, top: `${(100 * top) / this.size.height}%`,
         width: `${(100 * (right - left)) / this.size.width}%`, height: `${(100 * (bottom - top)) / this.size.height}%`,
@@ -125,7 +128,8 @@ export class LiveScreen {
     const cancel = preview.window_s > 0 ? h("button", { class: "danger small", id: "cancel-action", type: "button", onclick: onCancel }, "Cancel") : null;
     this.banner.replaceChildren(text, timer, cancel || "");
     this.banner.hidden = false;
-    this._placeBanner(preview.box);
+    this._placeBanner(preview.box && {
+      top: Math.max(0, preview.box.top), bottom: Math.min(this.size.height, preview.box.bottom) });
     const tick = () => {
       const left = Math.max(0, (until - performance.now()) / 1000);
       timer.textContent = preview.window_s > 0 ? ` in ${left.toFixed(1)} s` : "";
