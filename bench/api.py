@@ -128,6 +128,10 @@ def api_stack(state: Path) -> Iterator[Stack]:
                 registry = DeviceRegistry.from_settings(settings)
                 registry.register(DeviceInfo(serial=serial, model="sim", width=1080, height=2340,
                                              adb_port=sim_port), worker="bench")
+                # The bench stands in for the phone's worker: it beats, or the farm would count the
+                # phone as down and the pause queue would not offer it (issue 30's dying phones).
+                beating = threading.Event()
+                threading.Thread(target=_beat, args=(registry, serial, beating), daemon=True).start()
                 records.append(start_process(state, "runner", ["python", "-m", "flows.runner"], env=env))
                 records.append(start_process(state, "api", ["python", "-m", "droidretriever.api"], env=env))
                 base = settings.api.base_url
@@ -169,6 +173,13 @@ def _wait_until(check: Any, timeout_s: float, what: str) -> Any:
             return value
         time.sleep(0.2)
     raise TimeoutError(f"{what} did not come up within {timeout_s} s")
+
+
+def _beat(registry: DeviceRegistry, serial: str, stop: threading.Event) -> None:
+    """Keep ``serial``'s heartbeat alive, as its worker would, until ``stop`` is set."""
+    while not stop.is_set():
+        registry.heartbeat(serial)
+        stop.wait(registry.heartbeat_ttl_s / 3)
 
 
 def _waiting_run(stack: Stack) -> str:
