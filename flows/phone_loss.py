@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -50,7 +51,7 @@ class PhoneLost:
     why: str
 
 
-class _Watcher:
+class _Watcher(ABC):
     """A daemon thread that calls ``_check`` every ``interval_s`` until it returns True or stops."""
 
     def __init__(self, interval_s: float, name: str) -> None:
@@ -59,8 +60,9 @@ class _Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    @abstractmethod
     def _check(self) -> bool:
-        raise NotImplementedError
+        """One look; True ends the watch."""
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):
