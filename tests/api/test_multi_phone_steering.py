@@ -62,13 +62,19 @@ def _boxes_meet(a: FloatRect | None, b: FloatRect | None) -> bool:
             and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
 
 
-def test_pause_take_over_and_save_on_the_second_phone_of_a_two_app_run(
-    api_stack: ApiStack, browser: BrowserContext,
-) -> None:
+def _fresh_page(api_stack: ApiStack, browser: BrowserContext) -> tuple[Page, list[str]]:
+    """A page on a freshly booted phone, and the script errors it raises (none expected)."""
     api_stack.farm.sim.control.reset("boot")
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
+
+
+def test_pause_take_over_and_save_on_the_second_phone_of_a_two_app_run(
+    api_stack: ApiStack, browser: BrowserContext,
+) -> None:
+    page, errors = _fresh_page(api_stack, browser)
     run_id = _ask(page, api_stack, TWO_APPS)
     try:
         phones = page.locator("#run-phones .run-phone")
@@ -134,10 +140,7 @@ def test_pause_take_over_and_save_on_the_second_phone_of_a_two_app_run(
 def test_the_preview_counts_down_beside_its_target_and_cancel_stops_the_action(
     api_stack: ApiStack, browser: BrowserContext,
 ) -> None:
-    api_stack.farm.sim.control.reset("boot")
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    page, errors = _fresh_page(api_stack, browser)
     run_id = _ask(page, api_stack, ONE_APP)
     try:
         banner, target = page.locator(".screen-banner"), page.locator(".preview-box")
