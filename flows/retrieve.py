@@ -130,7 +130,7 @@ def decompose_task(query: Query, run_id: str) -> Plan:
     The decomposer's model time starts the run's model clock (``budgets.model_s_per_run``).
     """
     services = open_services(load_settings())
-    installed = services.registry.installed_apps()
+    installed = services.registry.installed_apps_soon()
     if not installed:
         raise NoAppsError("no phone of the farm is online, so no app can be searched",
                           hint="start phones with `droidretriever farm up --sim 2`")

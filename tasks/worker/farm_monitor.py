@@ -104,12 +104,17 @@ class FarmMonitor:
         """Mark phones with missed heartbeats offline, tell their runs, repair their workers;
         return ids of redelivered tasks."""
         statuses = self._registry.statuses()
-        if not self._heartbeats_conclusive():
-            return ()
+        conclusive = self._heartbeats_conclusive()
         redelivered: list[str] = []
         for status in statuses:
             if status.heartbeat_alive:
+                # A beat is proof of life even while a missing one is not proof of death: the
+                # run a phone is leased to is learnt from the first check, so a phone that dies
+                # while the monitor is starting is still told to its run (whose lease may have
+                # expired by the time its missing beats count).
                 self._note_alive(status)
+                continue
+            if not conclusive:
                 continue
             # The registry shows a silent phone offline already: whether it was taken down
             # (its run told) is the monitor's own memory.

@@ -22,6 +22,7 @@ from device_farm.models import DeviceInfo
 from device_farm.registry import DeviceRegistry
 from droidretriever.api import create_app
 from droidretriever.api.schemas import RunCreate, SubscriptionCreate
+from tests.support.farm import own_database
 
 pytestmark = pytest.mark.services
 
@@ -32,7 +33,7 @@ PHONE = DeviceInfo(serial="sim-inputs", width=1080, height=2340, apps=(
 
 @pytest.fixture()
 def client(tmp_path: Path, redis_url: str, s3_settings: S3Settings) -> Iterator[TestClient]:
-    redis_settings = RedisSettings(url=redis_url.rsplit("/", 1)[0] + "/7")
+    redis_settings = RedisSettings(url=own_database(redis_url, 7))
     open_redis(redis_settings).flushdb()
     settings = load_settings(state_dir=tmp_path, redis=redis_settings,
                              s3=s3_settings.model_copy(update={"bucket": "dr-api-inputs"}))

@@ -109,3 +109,22 @@ def test_quarantine_reason_is_kept_for_status(registry: DeviceRegistry) -> None:
     status = registry.status("emulator-5560")
     assert status.state is DeviceState.QUARANTINED
     assert status.reason == "observe failed 3 times in a row"
+
+
+def test_a_question_waits_for_phones_registering_again_after_redis_lost_them(
+        registry: DeviceRegistry) -> None:
+    """Redis flushed under a live farm: the next beat registers each phone again, and apps asked
+    for in that window are the phones' apps, not "no phone online"."""
+    assert registry.installed_apps_soon() == ()  # no phone at all: answers after the wait
+
+    def beat_again() -> None:
+        time.sleep(0.1)  # the worker's next beat (the fixture beats every 0.1 s)
+        registry.register(_info("emulator-5554", "com.example.maps"), worker="w1")
+
+    beater = threading.Thread(target=beat_again)
+    beater.start()
+    try:
+        apps = registry.installed_apps_soon()
+    finally:
+        beater.join()
+    assert [a.package for a in apps] == ["com.example.maps"]

@@ -19,11 +19,18 @@ from flows.keys import waiting_key
 from flows.pause_queue import PauseEntry, PauseQueue
 from tasks.worker import create_celery_app
 from tasks.worker.farm_monitor import REPAIR_BACKOFF_S, FarmMonitor
-from tests.support.farm import farm_env, farm_settings
+from tests.support.farm import farm_env, farm_settings, own_database
 
 pytestmark = [pytest.mark.services]
 
 UP, DEAD, SICK, UNKNOWN = "phone-up", "phone-dead", "phone-sick", "phone-unknown"
+PHONE_LOSS_DB = 8
+
+
+@pytest.fixture()
+def redis_url(redis_url: str) -> str:
+    """Its own database: the package's flow farm beats on database 0, which these tests flush."""
+    return own_database(redis_url, PHONE_LOSS_DB)
 
 
 @pytest.fixture()
@@ -119,3 +126,24 @@ def test_the_monitor_tells_the_run_and_repairs_the_worker_with_backoff(
     gaps = [later - earlier for (_, earlier), (_, later) in pairwise(asked)]
     assert REPAIR_BACKOFF_S <= gaps[0] < REPAIR_BACKOFF_S + 2 * step, gaps
     assert 2 * REPAIR_BACKOFF_S <= gaps[1] < 2 * REPAIR_BACKOFF_S + 2 * step, gaps
+
+
+def test_a_phone_dying_while_the_monitor_starts_is_told_to_its_run(
+        registry: DeviceRegistry, redis_url: str, tmp_path: Path) -> None:
+    """The monitor learns whose run a beating phone serves from its first check, though missing
+    beats count only later: a worker killed in that window, its lease expired by then, is still
+    told to the run."""
+    run_id = new_id("run")
+    registry.leases.acquire(UP, run_id)
+    clock, events = _Clock(), _Events()
+    monitor = FarmMonitor(create_celery_app(farm_settings(farm_env(redis_url, tmp_path))),
+                          registry, events=events, clock=clock)
+    monitor.check_once()  # just started: UP beats, leased to the run
+    registry.client.delete(f"farm:heartbeat:{UP}")  # its worker is killed ...
+    registry.leases.release(UP, run_id)  # ... and its lease runs out before beats count
+    step = registry.heartbeat_ttl_s / 4
+    for _ in range(round((registry.heartbeat_ttl_s + BACKOFF_CAP_S) / step) + 1):
+        clock.now += step
+        monitor.check_once()
+    assert [(e.run_id, e.kind) for e in events.published] == [(run_id, RunEventKind.PHONE_LOST)]
+    assert events.published[0].message.startswith(f"{UP} is down: missed heartbeats")

@@ -34,6 +34,7 @@ from flows.steering import (
 from flows.stop import is_stop_requested
 from storage import FakeObjectStore, ManifestStore, RunEventPublisher, RunEventReader
 from tasks.control import ControlAck, ControlKind, RedisControlChannel
+from tests.support.farm import own_database
 
 pytestmark = pytest.mark.services
 
@@ -90,7 +91,7 @@ STEERING_DB = 7
 def rig(redis_url: str) -> Iterator[Rig]:
     # Its own database: the package's flow farm has workers on db 0, and flushing that under
     # them wiped their registrations and heartbeats (the next farm test found no phone online).
-    client = redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{STEERING_DB}")
+    client = redis.Redis.from_url(own_database(redis_url, STEERING_DB))
     client.flushdb()
     registry = DeviceRegistry(client, FarmSettings())
     store = FakeObjectStore()

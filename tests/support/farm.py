@@ -23,6 +23,15 @@ from device_farm.sim import SimServer
 from droidretriever.testing import FAST_FARM
 
 
+def own_database(redis_url: str, db: int) -> str:
+    """The session Redis's database ``db``: for tests that flush Redis while a package's farm
+    (whose workers beat on database 0) is alive. Flushing database 0 under the farm wipes its
+    registrations and heartbeats, and the next farm test finds no phone online."""
+    if not 1 <= db <= 15:
+        raise ValueError(f"own database {db}: use 1-15 (0 is the farm's)")
+    return f"{redis_url.rsplit('/', 1)[0]}/{db}"
+
+
 def farm_env(redis_url: str, state_dir: Path) -> dict[str, str]:
     return {"DROIDRETRIEVER_REDIS__URL": redis_url, "DROIDRETRIEVER_STATE_DIR": str(state_dir),
             **FAST_FARM}

@@ -26,6 +26,7 @@ from deploy.farm import (
     ProcessRecord,
     bring_down,
     bring_up_sim,
+    farm_dir,
     is_running,
     read_manifest,
     wait_for_workers,
@@ -80,6 +81,11 @@ def _worker(settings: Settings, serial: str) -> ProcessRecord:
     return next(p for p in manifest.processes if p.name == worker_process_name(serial))
 
 
+def _log_tail(settings: Settings, name: str, lines: int = 30) -> str:
+    log = farm_dir(settings.state_dir) / f"{name}.log"
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else "-"
+
+
 def _events(settings: Settings, run_id: str, kind: RunEventKind) -> list[RunEvent]:
     reader = RunEventReader(open_redis(settings.redis))
     return [e for e in reader.read_after(run_id) if e.kind is kind]
@@ -108,8 +114,12 @@ def test_a_killed_worker_is_told_to_its_run_its_subtask_ends_and_the_farm_restar
         killed_at, killed_time = time.monotonic(), datetime.now(UTC)
         os.kill(killed.pid, signal.SIGKILL)
 
-        lost = wait_until(lambda: _events(settings, run_id, RunEventKind.PHONE_LOST), 30,
-                          "the run to hear its phone went down", interval_s=0.1)
+        try:
+            lost = wait_until(lambda: _events(settings, run_id, RunEventKind.PHONE_LOST), 30,
+                              "the run to hear its phone went down", interval_s=0.1)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {victim}: {registry.status(victim)}; the monitor's "
+                                 f"log ends:\n{_log_tail(settings, 'monitor')}") from None
         told_s = time.monotonic() - killed_at
         result = pending.get(timeout=90)
         moved = wait_until(lambda: _events(settings, run_id, RunEventKind.SUBTASK_MOVED), 30,
