@@ -55,8 +55,8 @@ class FlowServices:
         self.events = RunEventPublisher(self.redis, self.store)
         self.manifests = ManifestStore(self.store)
         self.celery: Celery = create_celery_app(settings)
-        self.farm = FarmClient(self.celery)
         self.registry = DeviceRegistry.from_settings(settings)
+        self.farm = FarmClient(self.celery, self.registry)
         self.fences = Fences(self.redis)
         self._manifest_lock = threading.Lock()
         self._manifests: dict[str, RunManifest] = {}  # runs this process owns, as last written

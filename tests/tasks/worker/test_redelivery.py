@@ -25,11 +25,13 @@ import pytest
 from core.config import RedisSettings, Settings
 from core.redis_client import open_redis
 from deploy.farm import ProcessRecord, is_running, start_process, stop_process
+from device_farm.errors import DeviceTimeout
 from device_farm.registry import DeviceRegistry
 from device_farm.sim import SimServer
 from tasks.keys import synthetic_completions_key, synthetic_steps_key
 from tasks.worker import FarmClient, app_queue, create_celery_app
 from tasks.worker.celery_app import restore_interval_s
+from tasks.worker.farm_client import LOST_AFTER_CHECKS, LOST_CHECK_S
 from tasks.worker.farm_tasks import SYNTHETIC, SyntheticRequest, SyntheticResult
 from tests.support.example_apps import example_catalog
 from tests.support.farm import FarmProcesses, farm_env, farm_settings, wait_for_idle, wait_until
@@ -142,7 +144,8 @@ def test_long_subtask_on_a_live_worker_keeps_its_message(farm: Farm) -> None:
                         30, "the sub-task to start")
     idle = second if runner == first else first
     while not pending.ready():
-        assert pending.task_id in farm.unacked_ids()  # never put back, never taken by another
+        # never put back, never taken by another (or it has just ended and been acknowledged)
+        assert pending.task_id in farm.unacked_ids() or pending.ready()
         inflight = registry.status(idle).inflight
         assert inflight is None or inflight.task_id != pending.task_id
         time.sleep(0.2)
@@ -153,3 +156,33 @@ def test_long_subtask_on_a_live_worker_keeps_its_message(farm: Farm) -> None:
     assert set(steps.values()) == {runner.encode()} and len(steps) == 4
     assert registry.client.lrange(synthetic_completions_key("run-long"), 0, -1) == [b"mcd-2"]
 
+
+
+def test_a_message_the_broker_lost_is_sent_again_and_runs_once(farm: Farm) -> None:
+    """A worker's pop took the message off its queue and its host went before the broker
+    recorded it as handed out: no queue, worker or phone has it. The caller waiting for it
+    sends it again (same task id) and a phone runs it once. A message that merely waits on its
+    queue, with no phone free, is never sent twice."""
+    registry = DeviceRegistry.from_settings(farm.settings)
+    for record in farm.procs.workers.values():
+        stop_process(record, timeout_s=5)
+    queue = app_queue(MCDONALDS)
+    request = SyntheticRequest(run_id="run-lost", subtask_id="mcd-3", package=MCDONALDS, steps=1)
+
+    waiting = farm.client.send_to_app(SYNTHETIC, MCDONALDS, request, SyntheticResult)
+    with pytest.raises(DeviceTimeout):
+        waiting.get(timeout=(LOST_AFTER_CHECKS + 1) * LOST_CHECK_S)
+    assert waiting.resent == 0 and registry.client.llen(queue) == 1
+    registry.client.delete(queue)
+
+    pending = farm.client.send_to_app(SYNTHETIC, MCDONALDS, request, SyntheticResult)
+    popped = registry.client.rpop(queue)  # as a worker's BRPOP whose host then died
+    assert popped is not None and pending.task_id.encode() in popped
+    first = farm.sim.serials[0]
+    farm.procs.start_worker(first)
+    wait_for_idle(registry, [first], farm.procs, timeout_s=90)
+
+    result = pending.get(timeout=60)
+    assert pending.resent == 1
+    assert result.serial == first
+    assert registry.client.lrange(synthetic_completions_key("run-lost"), 0, -1) == [b"mcd-3"]
