@@ -175,16 +175,16 @@ class DeviceRegistry:
         return tuple(apps.values())
 
     def installed_apps_soon(self) -> tuple[InstalledApp, ...]:
-        """:meth:`installed_apps`, waiting up to two heartbeats while no phone is registered.
+        """:meth:`installed_apps`, waiting up to two heartbeats while no phone beats.
 
         A Redis that restarted empty (or was flushed) holds no phone until each worker's next
         beat registers it again: a question asked in that window waits for the beats instead of
         hearing that no phone is online. A farm whose phones are all down answers after them.
         """
         deadline = time.monotonic() + 2 * self._farm.heartbeat_s
-        while not (apps := self.installed_apps()) and time.monotonic() < deadline:
+        while not any(s.heartbeat_alive for s in self.statuses()) and time.monotonic() < deadline:
             time.sleep(min(0.1, self._farm.heartbeat_s / 4))
-        return apps
+        return self.installed_apps()
 
     def devices_with_app(self, package: str) -> tuple[str, ...]:
         """Serials of registered phones that have ``package`` installed."""

@@ -45,6 +45,7 @@ from core.models import (
     tally_fallbacks,
 )
 from core.text import strip_controls
+from device_farm.registry import DeviceRegistry
 from flows.app_flow import run_app
 from flows.beacons import Beacon
 from flows.errors import AppNotStartedError, FlowError, NoAppsError, RunFailedError
@@ -123,6 +124,19 @@ def transcribe_task(request: RetrieveRequest) -> Query:
                  browsing_limit=request.browsing_limit, audio_key=request.audio_key, heard=heard)
 
 
+def farm_apps(registry: DeviceRegistry) -> tuple[InstalledApp, ...]:
+    """The apps of the farm's live phones (waiting two beats for phones registering again);
+    NoAppsError saying which is missing, phones or apps, when there are none."""
+    installed = registry.installed_apps_soon()
+    if not installed and any(s.heartbeat_alive for s in registry.statuses()):
+        raise NoAppsError("the farm's phones are online but list no installed app",
+                          hint="see what each phone has with `droidretriever farm status`")
+    if not installed:
+        raise NoAppsError("no phone of the farm is online, so no app can be searched",
+                          hint="start phones with `droidretriever farm up --sim 2`")
+    return installed
+
+
 @task(name="decompose", cache_policy=NO_CACHE, retries=1)
 def decompose_task(query: Query, run_id: str) -> Plan:
     """Apps, search terms and page modes for ``query``, over the apps the farm's phones have.
@@ -130,10 +144,7 @@ def decompose_task(query: Query, run_id: str) -> Plan:
     The decomposer's model time starts the run's model clock (``budgets.model_s_per_run``).
     """
     services = open_services(load_settings())
-    installed = services.registry.installed_apps_soon()
-    if not installed:
-        raise NoAppsError("no phone of the farm is online, so no app can be searched",
-                          hint="start phones with `droidretriever farm up --sim 2`")
+    installed = farm_apps(services.registry)
     plan = plan_query(services.settings, query, installed, clock=RedisModelClock(services.redis, run_id))
     if not plan.subtasks:
         notes = "; ".join(n for n in plan.notes[-2:] if not n.startswith("no installed app"))
