@@ -137,7 +137,18 @@ def farm_apps(registry: DeviceRegistry) -> tuple[InstalledApp, ...]:
     return installed
 
 
-@task(name="decompose", cache_policy=NO_CACHE, retries=1)
+def retry_unless_no_apps(task: Task[..., object], task_run: TaskRun, state: State[object]) -> bool:
+    """Planning is tried again after a model or service fault, not when the farm has no app for
+    the question: :func:`farm_apps` has waited for phones already, and a second try answers the
+    same."""
+    try:
+        error = state.result(raise_on_failure=False)
+    except Exception:  # an unreadable state: try again, as for any fault
+        return True
+    return not isinstance(error, NoAppsError)
+
+
+@task(name="decompose", cache_policy=NO_CACHE, retries=1, retry_condition_fn=retry_unless_no_apps)
 def decompose_task(query: Query, run_id: str) -> Plan:
     """Apps, search terms and page modes for ``query``, over the apps the farm's phones have.
 

@@ -1,11 +1,13 @@
 """What a question is planned over: the apps of the farm's live phones, and, when there are none,
-one line saying which is missing (phones, or apps on them). Real Redis."""
+one line saying which is missing (phones, or apps on them), said once. Real Redis and Prefect."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
 
 from core.config import FarmSettings, RedisSettings
 from core.models import InstalledApp
@@ -13,7 +15,7 @@ from core.redis_client import open_redis
 from device_farm.models import DeviceInfo
 from device_farm.registry import DeviceRegistry
 from flows.errors import NoAppsError
-from flows.retrieve import farm_apps
+from flows.retrieve import decompose_task, farm_apps, retry_unless_no_apps
 from tests.support.farm import own_database
 
 pytestmark = pytest.mark.services
@@ -50,3 +52,24 @@ def test_the_apps_of_live_phones_each_once(registry: DeviceRegistry) -> None:
     registry.register(DeviceInfo(serial="p1", width=1080, height=2340, apps=(maps, mail)), "w1")
     registry.register(DeviceInfo(serial="p2", width=1080, height=2340, apps=(maps,)), "w2")
     assert sorted(a.package for a in farm_apps(registry)) == ["com.example.mail", "com.example.maps"]
+
+
+def test_planning_is_not_tried_again_when_no_app_fits(prefect_harness: str) -> None:
+    """Real Prefect: a fault is tried once more; "no app" is answered once."""
+    tries: list[str] = []
+
+    @task(retries=1, retry_condition_fn=retry_unless_no_apps, cache_policy=NO_CACHE)
+    def plan(error: str) -> None:
+        tries.append(error)
+        raise NoAppsError("no phone of the farm is online") if error == "no apps" else \
+            RuntimeError("the model server hung up")
+
+    @flow
+    def ask(error: str) -> None:
+        plan(error)
+
+    for error in ("no apps", "fault"):
+        with pytest.raises((NoAppsError, RuntimeError)):
+            ask(error)
+    assert tries == ["no apps", "fault", "fault"]
+    assert decompose_task.retry_condition_fn is retry_unless_no_apps
