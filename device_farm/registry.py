@@ -9,6 +9,7 @@ The registry never holds a module-global client: build it with
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import redis
@@ -167,24 +168,30 @@ class DeviceRegistry:
 
     def installed_apps(self) -> tuple[InstalledApp, ...]:
         """Apps on the farm's live phones (labels as the phones show them), each once."""
+        return self.apps_of(s for s in self.statuses() if s.heartbeat_alive)
+
+    @staticmethod
+    def apps_of(statuses: Iterable[DeviceStatus]) -> tuple[InstalledApp, ...]:
+        """The apps of ``statuses``' phones, each once, in the order first seen."""
         apps: dict[str, InstalledApp] = {}
-        for status in self.statuses():
-            if status.heartbeat_alive:
-                for app in status.info.apps:
-                    apps.setdefault(app.package, app)
+        for status in statuses:
+            for app in status.info.apps:
+                apps.setdefault(app.package, app)
         return tuple(apps.values())
 
-    def installed_apps_soon(self) -> tuple[InstalledApp, ...]:
-        """:meth:`installed_apps`, waiting up to two heartbeats while no phone beats.
+    def live_statuses_soon(self) -> tuple[DeviceStatus, ...]:
+        """The beating phones' statuses, waiting up to two heartbeats while none beats.
 
         A Redis that restarted empty (or was flushed) holds no phone until each worker's next
         beat registers it again: a question asked in that window waits for the beats instead of
         hearing that no phone is online. A farm whose phones are all down answers after them.
         """
         deadline = time.monotonic() + 2 * self._farm.heartbeat_s
-        while not any(s.heartbeat_alive for s in self.statuses()) and time.monotonic() < deadline:
+        while True:
+            live = tuple(s for s in self.statuses() if s.heartbeat_alive)
+            if live or time.monotonic() >= deadline:
+                return live
             time.sleep(min(0.1, self._farm.heartbeat_s / 4))
-        return self.installed_apps()
 
     def devices_with_app(self, package: str) -> tuple[str, ...]:
         """Serials of registered phones that have ``package`` installed."""

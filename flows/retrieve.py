@@ -127,13 +127,14 @@ def transcribe_task(request: RetrieveRequest) -> Query:
 def farm_apps(registry: DeviceRegistry) -> tuple[InstalledApp, ...]:
     """The apps of the farm's live phones (waiting two beats for phones registering again);
     NoAppsError saying which is missing, phones or apps, when there are none."""
-    installed = registry.installed_apps_soon()
-    if not installed and any(s.heartbeat_alive for s in registry.statuses()):
-        raise NoAppsError("the farm's phones are online but list no installed app",
-                          hint="see what each phone has with `droidretriever farm status`")
-    if not installed:
+    live = registry.live_statuses_soon()
+    if not live:
         raise NoAppsError("no phone of the farm is online, so no app can be searched",
                           hint="start phones with `droidretriever farm up --sim 2`")
+    installed = registry.apps_of(live)
+    if not installed:
+        raise NoAppsError("the farm's phones are online but list no installed app",
+                          hint="see what each phone has with `droidretriever farm status`")
     return installed
 
 

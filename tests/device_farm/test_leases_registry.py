@@ -115,7 +115,7 @@ def test_a_question_waits_for_phones_registering_again_after_redis_lost_them(
         registry: DeviceRegistry) -> None:
     """Redis flushed under a live farm: the next beat registers each phone again, and apps asked
     for in that window are the phones' apps, not "no phone online"."""
-    assert registry.installed_apps_soon() == ()  # no phone at all: answers after the wait
+    assert registry.live_statuses_soon() == ()  # no phone at all: answers after the wait
 
     def beat_again() -> None:
         time.sleep(0.1)  # the worker's next beat (the fixture beats every 0.1 s)
@@ -124,7 +124,7 @@ def test_a_question_waits_for_phones_registering_again_after_redis_lost_them(
     beater = threading.Thread(target=beat_again)
     beater.start()
     try:
-        apps = registry.installed_apps_soon()
+        apps = registry.apps_of(registry.live_statuses_soon())
     finally:
         beater.join()
     assert [a.package for a in apps] == ["com.example.maps"]
